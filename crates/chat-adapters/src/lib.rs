@@ -1,0 +1,5 @@
+#![doc = include_str!("../README.md")]
+
+mod platform;
+
+pub use platform::Platform;

@@ -1,0 +1,66 @@
+//! A secret embedded in JSON string content, spelled any way JSON allows and optionally
+//! encoded a second time, never survives redaction.
+
+use proptest::prelude::*;
+use redaction::Secrets;
+
+use crate::encode::{Spelling, decode, encode, spelling, tricky_char};
+
+fn secret() -> impl Strategy<Value = String> {
+    proptest::collection::vec(tricky_char(), 8..20)
+        .prop_map(String::from_iter)
+        .prop_filter("marker values are ignored by design", |s| {
+            !"[redacted]".contains(s.as_str()) && !s.contains("[redacted]")
+        })
+}
+
+fn text() -> impl Strategy<Value = String> {
+    proptest::collection::vec(tricky_char(), 0..16).prop_map(String::from_iter)
+}
+
+fn spellings() -> impl Strategy<Value = Vec<Spelling>> {
+    proptest::collection::vec(spelling(), 1..24)
+}
+
+proptest! {
+    #[test]
+    fn escaped_secret_is_removed(
+        secret in secret(),
+        prefix in text(),
+        suffix in text(),
+        around in spellings(),
+        inside in spellings(),
+        outer in proptest::option::of(spellings()),
+    ) {
+        let inner = format!(
+            "{}{}{}",
+            encode(&prefix, &around),
+            encode(&secret, &inside),
+            encode(&suffix, &around),
+        );
+        let input = match &outer {
+            Some(outer) => encode(&inner, outer),
+            None => inner,
+        };
+        let set = Secrets::new([&secret]).unwrap();
+        prop_assert_eq!(set.len(), 1);
+
+        // The generator really hid the secret where the reference decoder finds it.
+        let once = decode(&input).expect("the generator writes valid JSON string content");
+        let plain = if outer.is_some() { decode(&once).expect("inner content is valid") } else { once };
+        prop_assert!(plain.contains(&secret));
+        prop_assert!(set.contains_secret(&input));
+
+        let out = set.redact_text(&input);
+        prop_assert!(!set.contains_secret(&out), "still matches: {:?}", out);
+        prop_assert!(!out.contains(&secret));
+        let once = decode(&out);
+        prop_assert!(once.is_some(), "redaction broke the JSON string: {:?}", out);
+        let once = once.unwrap_or_default();
+        prop_assert!(!once.contains(&secret), "decoded once: {:?}", once);
+        match decode(&once) {
+            Some(twice) => prop_assert!(!twice.contains(&secret), "decoded twice: {:?}", twice),
+            None => prop_assert!(outer.is_none(), "redaction broke the inner JSON: {:?}", once),
+        }
+    }
+}

@@ -1,0 +1,7 @@
+//! Property tests of redaction at the crate boundary; the one integration-test binary.
+
+mod encode;
+mod escaped_secrets;
+mod idempotence;
+mod untouched_text;
+mod valid_json;

@@ -1,0 +1,204 @@
+//! Loads the configuration: the EDN file, overlaid with `YETIBOT_*` variables, checked against
+//! the schema, then validated by the crates that own each section.
+//!
+//! Loading is a pure function of the file's text and the variables, so tests control both;
+//! only [`environment::from_process`] and [`read_file`] touch the process.
+
+pub mod environment;
+
+mod edn;
+mod model;
+mod schema;
+mod summary;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use ai_providers::ProviderSet;
+use bot_core::IntentRouter;
+use mcp_host::ServerSet;
+use redaction::{Secret, Secrets};
+use tool_policy::ToolPolicy;
+
+pub use summary::summary;
+
+/// The file read when `CONFIG_PATH` is not set.
+pub const DEFAULT_PATH: &str = "config/config.edn";
+/// Configuration files larger than this are refused (a configuration is a few KiB).
+pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+
+/// One problem with the configuration: where it is and what is wrong. Neither part ever
+/// contains a configured value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// A dotted path such as `yetibot.ai.providers[1].url`, `environment NAME` or `(file)`.
+    pub path: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+impl Problem {
+    pub(crate) fn new(path: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.reason)
+    }
+}
+
+/// Why the configuration could not be loaded: every problem found, in a stable order.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct Invalid {
+    /// The problems.
+    pub problems: Vec<Problem>,
+}
+
+impl fmt::Display for Invalid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.problems.len();
+        writeln!(
+            f,
+            "the configuration has {n} problem{}:",
+            if n == 1 { "" } else { "s" }
+        )?;
+        for problem in &self.problems {
+            writeln!(f, "  - {problem}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Where the configuration came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// This file.
+    File(PathBuf),
+    /// The default file does not exist: defaults plus the environment only.
+    Defaults,
+}
+
+/// The validated configuration of every crate.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Where it came from.
+    pub source: Source,
+    /// AI providers and the default one.
+    pub providers: ProviderSet,
+    /// MCP servers and the per-operation timeout.
+    pub servers: ServerSet,
+    /// Toolsets and the call budget ceiling.
+    pub policy: ToolPolicy,
+    /// The Cloudflare intent router, when configured.
+    pub intent_router: Option<IntentRouter>,
+    /// Admin user IDs.
+    pub admin_users: Vec<String>,
+    /// The xAI key for images and the fallback Grok provider.
+    pub xai_key: Option<Secret>,
+    /// Imgflip user name and password.
+    pub imgflip: Option<(String, Secret)>,
+    /// Every inline credential, for redaction. Key files are not read here: their tokens join
+    /// a request's own set when that request resolves them.
+    pub secrets: Secrets,
+    /// Settings that were accepted but ignored, and other notes for the operator.
+    pub notes: Vec<String>,
+}
+
+/// The file to read: `CONFIG_PATH` if set, else [`DEFAULT_PATH`], which may be absent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileChoice {
+    /// The path.
+    pub path: PathBuf,
+    /// Whether the operator named it (then it must exist).
+    pub explicit: bool,
+}
+
+impl FileChoice {
+    /// Chooses from the value of `CONFIG_PATH`.
+    #[must_use]
+    pub fn from_config_path(config_path: Option<&str>) -> Self {
+        match config_path.filter(|p| !p.is_empty()) {
+            Some(path) => Self {
+                path: PathBuf::from(path),
+                explicit: true,
+            },
+            None => Self {
+                path: PathBuf::from(DEFAULT_PATH),
+                explicit: false,
+            },
+        }
+    }
+}
+
+/// Reads the chosen file: `Ok(None)` when the default file is simply absent.
+///
+/// # Errors
+///
+/// A problem when a named file is missing, unreadable, too large or not UTF-8.
+pub fn read_file(choice: &FileChoice) -> Result<Option<String>, Invalid> {
+    let fail = |reason: &str| Invalid {
+        problems: vec![Problem::new(display_path(&choice.path), reason)],
+    };
+    let metadata = match std::fs::metadata(&choice.path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !choice.explicit => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(fail("does not exist (named by CONFIG_PATH)"));
+        }
+        Err(_) => return Err(fail("cannot be read")),
+    };
+    if !metadata.is_file() {
+        return Err(fail("is not a regular file"));
+    }
+    if metadata.len() > MAX_FILE_BYTES {
+        return Err(fail("is larger than 1 MiB"));
+    }
+    let bytes = std::fs::read(&choice.path).map_err(|_| fail("cannot be read"))?;
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| fail("is not valid UTF-8"))
+}
+
+/// Loads the configuration from the file's text (if any) and the environment variables.
+///
+/// # Errors
+///
+/// [`Invalid`] with every problem found.
+pub fn load(file: Option<(&Path, &str)>, vars: &[(String, String)]) -> Result<Config, Invalid> {
+    let invalid = |problems| Invalid { problems };
+    let mut tree = match file {
+        Some((_, text)) => edn::parse(text).map_err(|p| invalid(vec![p]))?,
+        None => serde_json::Value::Object(serde_json::Map::new()),
+    };
+    if !tree.is_object() {
+        return Err(invalid(vec![Problem::new(
+            "(root)",
+            "the configuration must be a map",
+        )]));
+    }
+    let overlay = environment::overlay(vars).map_err(invalid)?;
+    environment::merge(&mut tree, overlay, Some(&schema::ROOT));
+
+    let mut report = schema::Report::default();
+    schema::check(&mut tree, &schema::ROOT, "", &mut report);
+    if !report.problems.is_empty() {
+        return Err(invalid(report.problems));
+    }
+    let source = match file {
+        Some((path, _)) => Source::File(path.to_owned()),
+        None => Source::Defaults,
+    };
+    model::validate(tree, source, report.notes).map_err(invalid)
+}
+
+fn display_path(path: &Path) -> String {
+    path.display().to_string()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,242 @@
+//! Composes the sections owned by each crate into the file's structure and runs each crate's
+//! validation, prefixing its relative paths.
+
+use ai_providers::{ProviderConfig, ProviderSet};
+use bot_core::{AdminConfig, ImgflipConfig, IntentRouter, IntentRouterConfig, XaiConfig};
+use mcp_host::{ServerConfig, ServerSet};
+use redaction::Secrets;
+use serde::Deserialize;
+use serde_json::Value;
+use tool_policy::{KnownNames, PolicyConfig, ToolPolicy, ToolsetConfig, ToolsetKind};
+
+use super::{Config, Problem, Source};
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Root {
+    yetibot: Yetibot,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Yetibot {
+    ai: Ai,
+    admin: AdminConfig,
+    xai: XaiConfig,
+    imgflip: ImgflipConfig,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "kebab-case", deny_unknown_fields)]
+struct Ai {
+    default_provider: Option<String>,
+    providers: Vec<ProviderConfig>,
+    mcp: Mcp,
+    intent_router: Option<IntentRouterConfig>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "kebab-case", deny_unknown_fields)]
+struct Mcp {
+    default_toolset: Option<String>,
+    max_tool_calls: Option<i64>,
+    timeout_ms: Option<i64>,
+    servers: Vec<ServerConfig>,
+    toolsets: Vec<ToolsetConfig>,
+}
+
+/// Deserializes the checked tree and validates every section, collecting all problems.
+pub(super) fn validate(
+    tree: Value,
+    source: Source,
+    notes: Vec<String>,
+) -> Result<Config, Vec<Problem>> {
+    // The schema check has already matched every type, so a failure here means the schema
+    // and the structs disagree: a bug, reported without serde's message (which may quote a
+    // value).
+    let root: Root = serde_json::from_value(tree).map_err(|_| {
+        vec![Problem::new(
+            "(root)",
+            "the configuration matches the schema but not the typed settings (a bug in this build)",
+        )]
+    })?;
+    let Yetibot {
+        ai,
+        admin,
+        xai,
+        imgflip,
+    } = root.yetibot;
+    let mut problems = Vec::new();
+
+    let providers = ProviderSet::from_config(ai.default_provider.as_deref(), &ai.providers)
+        .map_err(|errors| problems.extend(errors.iter().map(|e| prefixed("yetibot.ai", e))))
+        .ok();
+
+    let servers = ServerSet::from_config(&ai.mcp.servers, ai.mcp.timeout_ms)
+        .map_err(|errors| problems.extend(errors.iter().map(|e| prefixed("yetibot.ai.mcp", e))))
+        .ok();
+
+    // Toolsets refer to servers and providers by name; compare against what was written
+    // so that one invalid server does not also flag every reference to it.
+    let known = KnownNames {
+        servers: ai
+            .mcp
+            .servers
+            .iter()
+            .filter_map(|s| Some((s.name.as_deref()?, s.tools.as_deref())))
+            .collect(),
+        providers: ai
+            .providers
+            .iter()
+            .filter_map(|p| p.name.as_deref())
+            .collect(),
+    };
+    let policy_config = PolicyConfig {
+        toolsets: &ai.mcp.toolsets,
+        default_toolset: ai.mcp.default_toolset.as_deref(),
+        max_tool_calls: ai.mcp.max_tool_calls,
+    };
+    let policy = ToolPolicy::from_config(&policy_config, &known)
+        .map_err(|errors| problems.extend(errors.iter().map(|e| prefixed("yetibot.ai.mcp", e))))
+        .ok();
+
+    let toolset_kind = |name: &str| -> Option<ToolsetKind> {
+        let raw = ai
+            .mcp
+            .toolsets
+            .iter()
+            .find(|t| t.name.as_deref() == Some(name))?;
+        match raw.kind.as_deref() {
+            Some("github-pr") => Some(ToolsetKind::GithubPr),
+            Some("github-read") => Some(ToolsetKind::GithubRead),
+            _ => Some(ToolsetKind::Search),
+        }
+    };
+    let intent_router = match &ai.intent_router {
+        None => Some(None),
+        Some(config) => IntentRouter::from_config(config, &toolset_kind)
+            .map(Some)
+            .map_err(|errors| problems.extend(errors.iter().map(|e| prefixed("yetibot.ai", e))))
+            .ok(),
+    };
+
+    let admin_users = bot_core::admin_users(&admin)
+        .map_err(|errors| problems.extend(errors.iter().map(|e| prefixed("yetibot.admin", e))))
+        .ok();
+
+    let xai_key = xai.key;
+    if xai_key
+        .as_ref()
+        .is_some_and(|k| k.expose().trim().is_empty())
+    {
+        problems.push(Problem::new("yetibot.xai.key", "must not be blank"));
+    }
+    let imgflip = match (imgflip.username, imgflip.password) {
+        (Some(user), Some(password)) => Some((user, password)),
+        (None, None) => None,
+        (Some(_), None) => {
+            problems.push(Problem::new(
+                "yetibot.imgflip.password",
+                "is required with :username",
+            ));
+            None
+        }
+        (None, Some(_)) => {
+            problems.push(Problem::new(
+                "yetibot.imgflip.username",
+                "is required with :password",
+            ));
+            None
+        }
+    };
+
+    let (Some(providers), Some(servers), Some(policy), Some(intent_router), Some(admin_users)) =
+        (providers, servers, policy, intent_router, admin_users)
+    else {
+        return Err(problems);
+    };
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    let secrets = collect_secrets(&providers, &servers, xai_key.as_ref(), imgflip.as_ref())
+        .map_err(|_| {
+            vec![Problem::new(
+                "yetibot",
+                "the configured credentials are too many or too long to build the redaction set",
+            )]
+        })?;
+    let mut notes = notes;
+    if secrets.ignored() > 0 {
+        notes.push(format!(
+            "{} configured credential value(s) are shorter than {} bytes and are not redacted from text",
+            secrets.ignored(),
+            redaction::MIN_SECRET_LEN
+        ));
+    }
+    Ok(Config {
+        source,
+        providers,
+        servers,
+        policy,
+        intent_router,
+        admin_users,
+        xai_key,
+        imgflip,
+        secrets,
+        notes,
+    })
+}
+
+fn collect_secrets(
+    providers: &ProviderSet,
+    servers: &ServerSet,
+    xai_key: Option<&redaction::Secret>,
+    imgflip: Option<&(String, redaction::Secret)>,
+) -> redaction::Result<Secrets> {
+    let inline_keys = providers
+        .providers()
+        .iter()
+        .filter_map(|p| match p.credential() {
+            ai_providers::Credential::Inline(key) => Some(key),
+            _ => None,
+        });
+    let server_credentials = servers
+        .servers()
+        .iter()
+        .flat_map(mcp_host::Server::credentials);
+    Secrets::from_secrets(
+        inline_keys
+            .chain(server_credentials)
+            .chain(xai_key)
+            .chain(imgflip.map(|(_, password)| password)),
+    )
+}
+
+/// The crates' errors that can describe a configuration problem by relative path.
+trait ConfigProblem: std::fmt::Display {
+    fn parts(&self) -> Option<(&str, &str)>;
+}
+
+macro_rules! config_problem {
+    ($($error:ty),*) => {$(
+        impl ConfigProblem for $error {
+            fn parts(&self) -> Option<(&str, &str)> {
+                self.config_problem()
+            }
+        }
+    )*};
+}
+
+config_problem!(
+    ai_providers::Error,
+    mcp_host::Error,
+    tool_policy::Error,
+    bot_core::Error
+);
+
+fn prefixed(prefix: &str, error: &impl ConfigProblem) -> Problem {
+    match error.parts() {
+        Some((path, reason)) => Problem::new(format!("{prefix}.{path}"), reason),
+        None => Problem::new(prefix, error.to_string()),
+    }
+}

@@ -1,0 +1,306 @@
+//! The shape of the configuration tree: which keys exist and what type each holds.
+//!
+//! Two things need it before the typed structs of each crate can take over. The environment
+//! mapping must know that `KEY_FILE` is the one key `:key-file` while `HEADERS_X_API_KEY` is the
+//! header `X-API-KEY`, and that `true` is a boolean only where one is expected. The type check
+//! must report every mistyped or unknown key at once, with its path, which serde cannot do.
+//! A test walks `config/config.example.edn` against this tree and deserializes every leaf
+//! into the typed structs, so the two cannot drift apart unnoticed.
+
+use serde_json::Value;
+
+use super::Problem;
+
+/// What a node of the configuration tree holds.
+#[derive(Debug)]
+pub(crate) enum Shape {
+    /// A map with known keys. Unknown keys are an error in closed sections and a note (they
+    /// are ignored) in open ones, which an existing deployment may fill with settings of
+    /// features this build does not have.
+    Section {
+        fields: &'static [Field],
+        open: bool,
+    },
+    /// A vector whose items all have one shape.
+    List(&'static Shape),
+    /// A map from free-form names to strings (`:headers`, `:env`).
+    FreeMap {
+        /// Header names: environment underscores become dashes (`X_API_KEY` → `X-API-KEY`).
+        header_names: bool,
+    },
+    /// A string.
+    Str,
+    /// `true` or `false`.
+    Bool,
+    /// An integer.
+    Int,
+    /// Any finite number.
+    Number,
+    /// A legacy key that is accepted and ignored.
+    Legacy,
+}
+
+/// A known key of a section.
+#[derive(Debug)]
+pub(crate) struct Field {
+    pub(crate) key: &'static str,
+    pub(crate) shape: &'static Shape,
+    /// Whether `nil` is an error rather than "not set".
+    pub(crate) nil_is_error: bool,
+}
+
+const fn field(key: &'static str, shape: &'static Shape) -> Field {
+    Field {
+        key,
+        shape,
+        nil_is_error: false,
+    }
+}
+
+const fn non_nil(key: &'static str, shape: &'static Shape) -> Field {
+    Field {
+        key,
+        shape,
+        nil_is_error: true,
+    }
+}
+
+static STR: Shape = Shape::Str;
+static BOOL: Shape = Shape::Bool;
+static INT: Shape = Shape::Int;
+static NUMBER: Shape = Shape::Number;
+static LEGACY: Shape = Shape::Legacy;
+static STRS: Shape = Shape::List(&STR);
+
+static PROVIDER: Shape = Shape::Section {
+    open: false,
+    fields: &[
+        field("name", &STR),
+        field("url", &STR),
+        field("key", &STR),
+        field("key-file", &STR),
+        field("model", &STR),
+        field("api", &STR),
+        field("native-tools", &STRS),
+        field("max-turns", &INT),
+        field("tool-calling", &BOOL),
+        field("tool-choice", &STR),
+        field("gateway-id", &STR),
+    ],
+};
+
+static SERVER: Shape = Shape::Section {
+    open: false,
+    fields: &[
+        field("name", &STR),
+        field("url", &STR),
+        field("headers", &Shape::FreeMap { header_names: true }),
+        field("command", &STR),
+        field("args", &STRS),
+        field(
+            "env",
+            &Shape::FreeMap {
+                header_names: false,
+            },
+        ),
+        non_nil("tools", &STRS),
+        field("github-api-token", &STR),
+    ],
+};
+
+static SERVER_REF: Shape = Shape::Section {
+    open: false,
+    fields: &[field("name", &STR), non_nil("tools", &STRS)],
+};
+
+static PROVIDER_MODELS: Shape = Shape::Section {
+    open: false,
+    fields: &[field("name", &STR), field("models", &STRS)],
+};
+
+static TOOLSET: Shape = Shape::Section {
+    open: false,
+    fields: &[
+        field("name", &STR),
+        field("kind", &STR),
+        field("servers", &Shape::List(&SERVER_REF)),
+        field("native-tools", &STRS),
+        field("users", &STRS),
+        field("adapters", &STRS),
+        field("providers", &Shape::List(&PROVIDER_MODELS)),
+        field("repositories", &STRS),
+        field("base-branches", &STRS),
+        field("allowed-paths", &STRS),
+        field("denied-paths", &STRS),
+        field("branch-prefix", &STR),
+        field("write-server", &STR),
+        field("conversations", &LEGACY),
+    ],
+};
+
+static MCP: Shape = Shape::Section {
+    open: false,
+    fields: &[
+        field("default-toolset", &STR),
+        field("max-tool-calls", &INT),
+        field("timeout-ms", &INT),
+        field("servers", &Shape::List(&SERVER)),
+        field("toolsets", &Shape::List(&TOOLSET)),
+    ],
+};
+
+static INTENT_ROUTER: Shape = Shape::Section {
+    open: false,
+    fields: &[
+        field("enabled", &BOOL),
+        field("account-id", &STR),
+        field("key-file", &STR),
+        field("gateway-id", &STR),
+        field("github-toolset", &STR),
+        field("min-probability", &NUMBER),
+    ],
+};
+
+static AI: Shape = Shape::Section {
+    open: false,
+    fields: &[
+        field("default-provider", &STR),
+        field("providers", &Shape::List(&PROVIDER)),
+        field("mcp", &MCP),
+        field("intent-router", &INTENT_ROUTER),
+    ],
+};
+
+/// `:yetibot`: open, because deployments carry settings of other features.
+pub(crate) static YETIBOT: Shape = Shape::Section {
+    open: true,
+    fields: &[
+        field("ai", &AI),
+        field(
+            "admin",
+            &Shape::Section {
+                open: true,
+                fields: &[field("users", &STRS)],
+            },
+        ),
+        field(
+            "xai",
+            &Shape::Section {
+                open: true,
+                fields: &[field("key", &STR)],
+            },
+        ),
+        field(
+            "imgflip",
+            &Shape::Section {
+                open: true,
+                fields: &[field("username", &STR), field("password", &STR)],
+            },
+        ),
+    ],
+};
+
+/// The whole file: one map whose `:yetibot` key holds everything this build reads.
+pub(crate) static ROOT: Shape = Shape::Section {
+    open: true,
+    fields: &[field("yetibot", &YETIBOT)],
+};
+
+/// What the type check found besides hard problems.
+#[derive(Debug, Default)]
+pub(crate) struct Report {
+    pub(crate) problems: Vec<Problem>,
+    /// Keys that were ignored, with why.
+    pub(crate) notes: Vec<String>,
+}
+
+/// Checks `value` against `shape`, collecting every problem, and removes `nil` values where
+/// they mean "not set" so that the typed structs see them as absent.
+pub(crate) fn check(value: &mut Value, shape: &Shape, path: &str, report: &mut Report) {
+    match (shape, value) {
+        (Shape::Section { fields, open }, Value::Object(map)) => {
+            let mut remove = Vec::new();
+            for (key, item) in map.iter_mut() {
+                let child = join(path, key);
+                match fields.iter().find(|f| f.key == key) {
+                    Some(f) if item.is_null() && f.nil_is_error => report.problems.push(
+                        Problem::new(child, "must not be nil (omit the key instead)"),
+                    ),
+                    Some(_) if item.is_null() => remove.push(key.clone()),
+                    Some(Field {
+                        shape: Shape::Legacy,
+                        ..
+                    }) => {
+                        report
+                            .notes
+                            .push(format!("{child}: legacy setting, ignored"));
+                        remove.push(key.clone());
+                    }
+                    Some(f) => check(item, f.shape, &child, report),
+                    None if *open => {
+                        report
+                            .notes
+                            .push(format!("{child}: not used by this build, ignored"));
+                        remove.push(key.clone());
+                    }
+                    None => report
+                        .problems
+                        .push(Problem::new(child, "is not a known setting")),
+                }
+            }
+            for key in remove {
+                map.remove(&key);
+            }
+        }
+        (Shape::List(item), Value::Array(items)) => {
+            for (i, value) in items.iter_mut().enumerate() {
+                let child = format!("{path}[{i}]");
+                if value.is_null() {
+                    report.problems.push(Problem::new(
+                        child,
+                        "is missing (nil, or the environment sets a later index)",
+                    ));
+                } else {
+                    check(value, item, &child, report);
+                }
+            }
+        }
+        (Shape::FreeMap { .. }, Value::Object(map)) => {
+            for (key, value) in map {
+                if !value.is_string() {
+                    report
+                        .problems
+                        .push(Problem::new(join(path, key), "expected a string"));
+                }
+            }
+        }
+        (Shape::Str, Value::String(_))
+        | (Shape::Bool, Value::Bool(_))
+        | (Shape::Number, Value::Number(_))
+        | (Shape::Legacy, _) => {}
+        (Shape::Int, Value::Number(n)) if n.is_i64() => {}
+        (shape, _) => report.problems.push(Problem::new(path, expected(shape))),
+    }
+}
+
+/// Appends a map key to a dotted path.
+pub(crate) fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+fn expected(shape: &Shape) -> &'static str {
+    match shape {
+        Shape::Section { .. } => "expected a map",
+        Shape::List(_) => "expected a vector",
+        Shape::FreeMap { .. } => "expected a map of names to strings",
+        Shape::Str => "expected a string",
+        Shape::Bool => "expected true or false",
+        Shape::Int => "expected an integer",
+        Shape::Number => "expected a number",
+        Shape::Legacy => "unexpected value",
+    }
+}

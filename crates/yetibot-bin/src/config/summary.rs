@@ -1,0 +1,193 @@
+//! Renders a validated configuration for `yetibot check-config` and the start-up log, with
+//! every credential shown as `[redacted]` and no key-file path, header or env value.
+
+use std::fmt::Write as _;
+
+use ai_providers::{ToolChoiceMode, WireApi};
+use mcp_host::Transport;
+use redaction::REDACTED;
+use tool_policy::FALLBACK_TOOL_CALLS;
+
+use super::{Config, DEFAULT_PATH, Source};
+
+/// The summary text, one item per line.
+#[must_use]
+pub fn summary(config: &Config) -> String {
+    let mut out = String::new();
+    // Writing to a String cannot fail, so the results are ignored.
+    let _ = write_summary(config, &mut out);
+    out
+}
+
+fn write_summary(config: &Config, out: &mut String) -> std::fmt::Result {
+    match &config.source {
+        Source::File(path) => writeln!(out, "configuration: {}", path.display())?,
+        Source::Defaults => writeln!(
+            out,
+            "configuration: no file ({DEFAULT_PATH} not found); built-in defaults and the environment"
+        )?,
+    }
+
+    let providers = config.providers.providers();
+    if providers.is_empty() {
+        writeln!(
+            out,
+            "AI providers: none configured (AI commands will explain how to add one)"
+        )?;
+    } else {
+        let default = config
+            .providers
+            .default_provider()
+            .map_or("-", |p| p.name());
+        writeln!(
+            out,
+            "AI providers ({}, default {default}):",
+            providers.len()
+        )?;
+        for p in providers {
+            let api = match p.api() {
+                WireApi::ChatCompletions => "chat-completions".to_owned(),
+                WireApi::Responses => format!(
+                    "responses (max-turns {}{})",
+                    p.max_turns(),
+                    if p.native_tools().is_empty() {
+                        String::new()
+                    } else {
+                        format!(", native tools {}", p.native_tools().join(" "))
+                    }
+                ),
+            };
+            let tools = match (p.tool_calling(), p.tool_choice()) {
+                (false, _) => "off",
+                (true, ToolChoiceMode::Standard) => "on",
+                (true, ToolChoiceMode::Omit) => "on, tool_choice omitted",
+            };
+            writeln!(
+                out,
+                "  - {} {} api {api}; model {}; auth {}; tool calling {tools}{}",
+                p.name(),
+                p.base_url(),
+                p.model().unwrap_or("(per prompt)"),
+                p.credential().describe(),
+                p.gateway_id()
+                    .map(|g| format!("; gateway {g}"))
+                    .unwrap_or_default(),
+            )?;
+        }
+    }
+
+    let servers = config.servers.servers();
+    let ceiling = config.policy.max_tool_calls().map_or_else(
+        || format!("not set (fallback {FALLBACK_TOOL_CALLS})"),
+        |n| n.to_string(),
+    );
+    writeln!(
+        out,
+        "MCP servers ({}; timeout {} ms; tool-call ceiling {ceiling}):",
+        servers.len(),
+        config.servers.timeout().as_millis()
+    )?;
+    for s in servers {
+        let tools = s
+            .tools()
+            .map_or("server catalog".to_owned(), |t| t.join(" "));
+        match s.transport() {
+            Transport::Http { url, headers } => writeln!(
+                out,
+                "  - {} http {url}; headers {}; tools {tools}",
+                s.name(),
+                names(headers.iter().map(|(k, _)| k.as_str()))
+            )?,
+            Transport::Stdio { command, args, env } => writeln!(
+                out,
+                "  - {} stdio {command} ({} args); env {}; tools {tools}",
+                s.name(),
+                args.len(),
+                names(env.iter().map(|(k, _)| k.as_str()))
+            )?,
+        }
+    }
+
+    let toolsets = config.policy.toolsets();
+    if toolsets.is_empty() {
+        writeln!(
+            out,
+            "Toolsets: none (every server is available to everyone who can run ai)"
+        )?;
+    } else {
+        let default = config
+            .policy
+            .default_toolset()
+            .map_or("-", |t| t.name.as_str());
+        writeln!(out, "Toolsets ({}, default {default}):", toolsets.len())?;
+        for t in toolsets {
+            let servers: Vec<&str> = t.servers.iter().map(|s| s.name.as_str()).collect();
+            let native = match &t.native_tools {
+                None => "defaults for its kind".to_owned(),
+                Some(list) if list.is_empty() => "disabled".to_owned(),
+                Some(list) => list.join(" "),
+            };
+            writeln!(
+                out,
+                "  - {} ({}): servers {}; native tools {native}; {} user(s), {} adapter(s), {} provider(s)",
+                t.name,
+                t.kind.as_str(),
+                if servers.is_empty() {
+                    "none".to_owned()
+                } else {
+                    servers.join(" ")
+                },
+                t.users.len(),
+                t.adapters.len(),
+                t.providers.len(),
+            )?;
+        }
+    }
+
+    match &config.intent_router {
+        None => writeln!(out, "Intent router: not configured")?,
+        Some(r) => writeln!(
+            out,
+            "Intent router: {}; account {REDACTED}; key file {REDACTED}; min probability {}{}",
+            if r.enabled { "enabled" } else { "disabled" },
+            r.min_probability,
+            r.github_toolset
+                .as_deref()
+                .map(|t| format!("; toolset {t}"))
+                .unwrap_or_default(),
+        )?,
+    }
+    writeln!(out, "Admin users: {}", config.admin_users.len())?;
+    writeln!(
+        out,
+        "xAI key: {}",
+        if config.xai_key.is_some() {
+            REDACTED
+        } else {
+            "not configured"
+        }
+    )?;
+    match &config.imgflip {
+        Some((user, _)) => writeln!(out, "Imgflip: user {user}, password {REDACTED}")?,
+        None => writeln!(out, "Imgflip: not configured")?,
+    }
+    writeln!(
+        out,
+        "Redaction: {} configured credential value(s)",
+        config.secrets.len()
+    )?;
+    for note in &config.notes {
+        writeln!(out, "note: {note}")?;
+    }
+    Ok(())
+}
+
+/// Names with their values hidden: `Authorization=[redacted] X-Other=[redacted]`.
+fn names<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let parts: Vec<String> = names.map(|n| format!("{n}={REDACTED}")).collect();
+    if parts.is_empty() {
+        "none".to_owned()
+    } else {
+        parts.join(" ")
+    }
+}

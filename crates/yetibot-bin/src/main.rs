@@ -1,0 +1,152 @@
+//! The `yetibot` command: `yetibot` runs the bot, `yetibot check-config` validates the
+//! configuration. Exit codes: 0 success, 2 invalid configuration, 1 any other failure.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use yetibot_bin::config::{self, Config, FileChoice, Invalid, environment};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "yetibot",
+    version,
+    about = "Yetibot's AI commands for Discord and Slack"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the bot until Ctrl-C or SIGTERM (the default).
+    Run,
+    /// Load and validate the configuration, print a summary with secrets redacted, and exit:
+    /// 0 when valid, 2 with every problem when not.
+    CheckConfig,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command.unwrap_or(Command::Run) {
+        Command::CheckConfig => check_config(),
+        Command::Run => run(),
+    }
+}
+
+fn check_config() -> ExitCode {
+    match load() {
+        Ok(config) => {
+            let mut stdout = std::io::stdout().lock();
+            let _ = write!(stdout, "{}", config::summary(&config));
+            let _ = writeln!(stdout, "configuration is valid");
+            ExitCode::SUCCESS
+        }
+        Err(invalid) => report_invalid(&invalid),
+    }
+}
+
+fn run() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_target(false)
+        .with_writer(std::io::stderr)
+        .init();
+    let config = match load() {
+        Ok(config) => config,
+        Err(invalid) => return report_invalid(&invalid),
+    };
+    for line in config::summary(&config).lines() {
+        tracing::info!("{line}");
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            tracing::error!("cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(serve(config))
+}
+
+/// Runs until a shutdown signal. Adapters and commands are wired in here as they land.
+async fn serve(_config: Config) -> ExitCode {
+    // Install the handlers before announcing readiness, so a signal sent right after the
+    // announcement is never handled by the default action instead.
+    let mut shutdown = match Shutdown::install() {
+        Ok(shutdown) => shutdown,
+        Err(error) => {
+            tracing::error!("cannot listen for shutdown signals: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    tracing::info!("yetibot is running; no chat adapter is configured yet. Press Ctrl-C to stop.");
+    let signal = shutdown.recv().await;
+    tracing::info!("received {signal}, shutting down");
+    ExitCode::SUCCESS
+}
+
+/// SIGINT (Ctrl-C) and SIGTERM.
+#[cfg(unix)]
+struct Shutdown {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+}
+
+#[cfg(unix)]
+impl Shutdown {
+    fn install() -> std::io::Result<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Self {
+            interrupt: signal(SignalKind::interrupt())?,
+            terminate: signal(SignalKind::terminate())?,
+        })
+    }
+
+    async fn recv(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.interrupt.recv() => "SIGINT",
+            _ = self.terminate.recv() => "SIGTERM",
+        }
+    }
+}
+
+/// Ctrl-C.
+#[cfg(not(unix))]
+struct Shutdown;
+
+#[cfg(not(unix))]
+impl Shutdown {
+    fn install() -> std::io::Result<Self> {
+        Ok(Self)
+    }
+
+    async fn recv(&mut self) -> &'static str {
+        let _ = tokio::signal::ctrl_c().await;
+        "Ctrl-C"
+    }
+}
+
+fn load() -> Result<Config, Invalid> {
+    let choice = FileChoice::from_config_path(environment::config_path().as_deref());
+    let text = config::read_file(&choice)?;
+    let (vars, mut problems) = environment::from_process();
+    let loaded = config::load(text.as_deref().map(|t| (choice.path.as_path(), t)), &vars);
+    match loaded {
+        Ok(config) if problems.is_empty() => Ok(config),
+        Ok(_) => Err(Invalid { problems }),
+        Err(mut invalid) => {
+            problems.append(&mut invalid.problems);
+            Err(Invalid { problems })
+        }
+    }
+}
+
+fn report_invalid(invalid: &Invalid) -> ExitCode {
+    let mut stderr = std::io::stderr().lock();
+    let _ = write!(stderr, "{invalid}");
+    ExitCode::from(2)
+}

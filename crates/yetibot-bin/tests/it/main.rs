@@ -1,0 +1,149 @@
+//! Drives the `yetibot` executable from outside: `check-config` exit codes and output, and a
+//! clean shutdown of the running bot on SIGINT and SIGTERM.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+fn example_config() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/config.example.edn")
+}
+
+/// The binary with an empty environment (so the developer's own `YETIBOT_*` variables cannot
+/// leak into a test) plus the given variables.
+fn yetibot(env: &[(&str, &str)]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_yetibot"));
+    command.env_clear().current_dir(std::env::temp_dir());
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    command
+}
+
+fn run(env: &[(&str, &str)], args: &[&str]) -> Output {
+    yetibot(env).args(args).output().expect("the binary runs")
+}
+
+#[test]
+fn check_config_accepts_the_example_and_redacts_every_secret() {
+    let path = example_config();
+    let out = run(
+        &[("CONFIG_PATH", path.to_str().expect("utf-8 path"))],
+        &["check-config"],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.ends_with("configuration is valid\n"), "{stdout}");
+    for secret in [
+        "YOUR_API_KEY",
+        "YOUR_XAI_API_KEY",
+        "YOUR_TAVILY_API_KEY",
+        "READ_TOKEN_PLACEHOLDER",
+        "YOUR_IMGFLIP_PASSWORD",
+        "/run/secrets",
+    ] {
+        assert!(!stdout.contains(secret), "{secret} printed:\n{stdout}");
+    }
+    assert!(stdout.contains("auth inline key [redacted]"), "{stdout}");
+}
+
+#[test]
+fn check_config_lists_every_problem_and_exits_2() {
+    let dir = std::env::temp_dir().join(format!("yetibot-it-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("bad.edn");
+    std::fs::write(
+        &file,
+        r#"{:yetibot {:ai {:providers [{:name "a b" :url "https://x.example/v1?q=1" :key "sk-do-not-print-me"}]
+                          :mcp {:timeout-ms 5}}}}"#,
+    )
+    .expect("write");
+    let out = run(
+        &[
+            ("CONFIG_PATH", file.to_str().expect("utf-8")),
+            ("YETIBOT_AI_MCP_MAX_TOOL_CALLS", "99"),
+        ],
+        &["check-config"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        stderr,
+        "the configuration has 4 problems:\n\
+         \x20 - yetibot.ai.providers[0].name: must not contain whitespace\n\
+         \x20 - yetibot.ai.providers[0].url: must not contain a query string\n\
+         \x20 - yetibot.ai.mcp.timeout-ms: must be an integer from 100 to 120000\n\
+         \x20 - yetibot.ai.mcp.max-tool-calls: must be an integer from 1 to 20\n"
+    );
+    assert!(out.stdout.is_empty());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_named_config_file_must_exist_but_the_default_may_be_absent() {
+    let out = run(
+        &[("CONFIG_PATH", "/nonexistent/yetibot.edn")],
+        &["check-config"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "the configuration has 1 problem:\n  - /nonexistent/yetibot.edn: does not exist (named by CONFIG_PATH)\n"
+    );
+    // The working directory (the temp dir) has no config/config.edn: defaults apply.
+    let out = run(&[], &["check-config"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("AI providers: none configured"));
+}
+
+#[test]
+fn the_bot_stops_cleanly_on_sigint_and_sigterm() {
+    for signal in ["INT", "TERM"] {
+        let path = example_config();
+        let mut child = yetibot(&[("CONFIG_PATH", path.to_str().expect("utf-8"))])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let stderr = child.stderr.take().expect("stderr");
+        let (tx, rx) = mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        // Wait for the ready line; the generous deadline only guards against a hung binary.
+        let ready = loop {
+            match rx.recv_timeout(Duration::from_secs(60)) {
+                Ok(line) if line.contains("Press Ctrl-C to stop") => break true,
+                Ok(_) => {}
+                Err(_) => break false,
+            }
+        };
+        assert!(ready, "the bot never reported that it is running");
+        let status = Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+        let exit = child.wait().expect("wait");
+        reader.join().expect("reader");
+        let rest: Vec<String> = rx.try_iter().collect();
+        assert_eq!(exit.code(), Some(0), "SIG{signal}: {rest:?}");
+        assert!(
+            rest.iter().any(|l| l.contains("shutting down")),
+            "SIG{signal}: {rest:?}"
+        );
+        assert!(!rest.iter().any(|l| l.contains("YOUR_API_KEY")));
+    }
+}
