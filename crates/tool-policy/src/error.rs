@@ -13,6 +13,34 @@ pub enum Error {
         /// What is wrong, in words that are safe to print.
         reason: String,
     },
+    /// `--toolset` names no configured toolset.
+    #[error("no toolset has that name; `ai toolsets` lists them")]
+    UnknownToolset,
+    /// An access rule refused the request.
+    #[error("{}", .0.user_message())]
+    Denied(crate::access::Denial),
+    /// A budget flag was refused.
+    #[error("{}", .0.user_message())]
+    Flag(crate::budget::FlagProblem),
+    /// A server's allowlist names a tool the server did not list.
+    #[error("MCP server {server} does not offer its configured tool {tool}")]
+    MissingTool {
+        /// The server.
+        server: String,
+        /// The missing tool.
+        tool: String,
+    },
+    /// More tools than one request may offer.
+    #[error(
+        "{count} tools selected, more than the 64 one request may offer; narrow the servers' :tools"
+    )]
+    TooManyTools {
+        /// How many were selected.
+        count: usize,
+    },
+    /// The same tool ID was listed twice.
+    #[error("tool {0} is listed twice")]
+    DuplicateTool(String),
 }
 
 impl Error {
@@ -21,6 +49,7 @@ impl Error {
     pub fn config_problem(&self) -> Option<(&str, &str)> {
         match self {
             Self::InvalidConfig { path, reason } => Some((path, reason)),
+            _ => None,
         }
     }
 

@@ -1,0 +1,238 @@
+//! The tools offered to the model in one request, and the wire-safe function names that map
+//! the model's calls back to them.
+
+use std::collections::HashSet;
+use std::fmt;
+
+use serde_json::Value;
+
+use crate::error::Error;
+
+/// The most tools offered in one request.
+pub const MAX_TOOLS: usize = 64;
+/// Longest function name the Chat Completions and Responses APIs accept.
+const MAX_FUNCTION_NAME: usize = 64;
+
+/// A tool's identity: its source (an MCP server's name, or `yetibot` for native tools) and its
+/// name there. The same name on two servers is two tools.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ToolId {
+    source: String,
+    name: String,
+}
+
+impl ToolId {
+    /// The tool `name` of `source`.
+    #[must_use]
+    pub fn new(source: impl Into<String>, name: impl Into<String>) -> Self {
+        Self {
+            source: source.into(),
+            name: name.into(),
+        }
+    }
+
+    /// The server (or `yetibot`).
+    #[must_use]
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The tool's name on its source.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl fmt::Display for ToolId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.source, self.name)
+    }
+}
+
+/// A tool as its source describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    /// Its identity.
+    pub id: ToolId,
+    /// What it does, as advertised (already bounded by its source).
+    pub description: String,
+    /// Its JSON Schema for arguments.
+    pub input_schema: Value,
+}
+
+/// A tool as the model sees it: a function name that is safe on every wire format.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDefinition {
+    /// `^[A-Za-z0-9_-]{1,64}$`, unique in the catalog.
+    pub function_name: String,
+    /// The tool's identity.
+    pub id: ToolId,
+    /// What it does.
+    pub description: String,
+    /// Its JSON Schema for arguments.
+    pub parameters: Value,
+}
+
+/// The policy-filtered tools of one request.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    tools: Vec<ToolDefinition>,
+}
+
+impl Catalog {
+    /// Builds the catalog in the order given (native tools first, then servers in
+    /// configuration order, is the convention).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DuplicateTool`] when one ID appears twice, and [`Error::TooManyTools`] past
+    /// [`MAX_TOOLS`]: the request fails and asks the operator to narrow the servers' `:tools`
+    /// rather than silently dropping tools the model might need.
+    pub fn new(specs: Vec<ToolSpec>) -> Result<Self, Error> {
+        if specs.len() > MAX_TOOLS {
+            return Err(Error::TooManyTools { count: specs.len() });
+        }
+        let mut ids = HashSet::new();
+        let mut names = HashSet::new();
+        let mut tools = Vec::with_capacity(specs.len());
+        for spec in specs {
+            if !ids.insert(spec.id.clone()) {
+                return Err(Error::DuplicateTool(spec.id.to_string()));
+            }
+            let function_name = unique_function_name(&spec.id, &mut names);
+            tools.push(ToolDefinition {
+                function_name,
+                id: spec.id,
+                description: spec.description,
+                parameters: spec.input_schema,
+            });
+        }
+        Ok(Self { tools })
+    }
+
+    /// The definitions to offer the model.
+    #[must_use]
+    pub fn definitions(&self) -> &[ToolDefinition] {
+        &self.tools
+    }
+
+    /// The tool a model's call names, by exact function name.
+    #[must_use]
+    pub fn resolve(&self, function_name: &str) -> Option<&ToolDefinition> {
+        self.tools.iter().find(|t| t.function_name == function_name)
+    }
+
+    /// Whether this exact tool was offered.
+    #[must_use]
+    pub fn contains(&self, id: &ToolId) -> bool {
+        self.tools.iter().any(|t| t.id == *id)
+    }
+
+    /// Whether the catalog is empty.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+}
+
+/// `source__name` with characters outside `[A-Za-z0-9_-]` replaced by `_`, cut to 64 bytes,
+/// and given a numeric suffix if that collides with an earlier tool.
+fn unique_function_name(id: &ToolId, taken: &mut HashSet<String>) -> String {
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    let base: String = format!("{}__{}", clean(&id.source), clean(&id.name))
+        .chars()
+        .take(MAX_FUNCTION_NAME)
+        .collect();
+    let mut candidate = base.clone();
+    let mut n = 2usize;
+    while !taken.insert(candidate.clone()) {
+        let suffix = format!("_{n}");
+        let keep = MAX_FUNCTION_NAME - suffix.len();
+        candidate = format!("{}{suffix}", &base[..base.len().min(keep)]);
+        n += 1;
+    }
+    candidate
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(source: &str, name: &str) -> ToolSpec {
+        ToolSpec {
+            id: ToolId::new(source, name),
+            description: String::new(),
+            input_schema: serde_json::json!({"type": "object"}),
+        }
+    }
+
+    #[test]
+    fn function_names_are_wire_safe_and_unique() {
+        let long = "x".repeat(80);
+        let catalog = Catalog::new(vec![
+            spec("yetibot", "help"),
+            spec("tavily", "tavily-search"),
+            spec("a.b", "c"),
+            spec("a_b", "c"),
+            spec("srv", &long),
+            spec("srv", &format!("{long}y")),
+        ])
+        .unwrap();
+        let names: Vec<&str> = catalog
+            .definitions()
+            .iter()
+            .map(|d| d.function_name.as_str())
+            .collect();
+        assert_eq!(
+            &names[..4],
+            [
+                "yetibot__help",
+                "tavily__tavily-search",
+                "a_b__c",
+                "a_b__c_2"
+            ]
+        );
+        for name in &names {
+            assert!(
+                name.len() <= 64
+                    && name
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            );
+        }
+        assert_ne!(names[4], names[5]);
+        assert_eq!(
+            catalog
+                .resolve("a_b__c_2")
+                .map(|d| d.id.to_string())
+                .as_deref(),
+            Some("a_b/c")
+        );
+    }
+
+    #[test]
+    fn limits() {
+        let many: Vec<ToolSpec> = (0..65).map(|i| spec("s", &format!("t{i}"))).collect();
+        assert!(matches!(
+            Catalog::new(many),
+            Err(Error::TooManyTools { count: 65 })
+        ));
+        let exactly: Vec<ToolSpec> = (0..64).map(|i| spec("s", &format!("t{i}"))).collect();
+        assert_eq!(Catalog::new(exactly).unwrap().definitions().len(), 64);
+        assert!(matches!(
+            Catalog::new(vec![spec("s", "t"), spec("s", "t")]),
+            Err(Error::DuplicateTool(_))
+        ));
+    }
+}

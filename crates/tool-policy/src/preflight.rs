@@ -1,0 +1,114 @@
+//! Whole-batch preflight: every call a model returned in one response is checked before any
+//! of them runs, and one bad call refuses the whole batch.
+
+use std::collections::HashSet;
+
+use serde_json::{Map, Value};
+
+use crate::budget::CallBudget;
+use crate::catalog::{Catalog, ToolId};
+use crate::ledger::Ledger;
+use crate::trace::Reason;
+
+/// Tool arguments longer than this many characters are refused.
+pub const MAX_ARGUMENT_CHARS: usize = 16_384;
+
+/// One call as the model returned it. Nothing about it is trusted yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCall {
+    /// The provider's call ID, echoed in the tool result.
+    pub id: String,
+    /// The function name the model used.
+    pub function_name: String,
+    /// The raw argument string.
+    pub arguments: String,
+}
+
+/// A call that passed preflight.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreparedCall {
+    /// Position in its batch.
+    pub index: usize,
+    /// The tool it names.
+    pub tool: ToolId,
+    /// Its arguments, a JSON object.
+    pub arguments: Map<String, Value>,
+    /// The arguments in canonical form, identifying the action.
+    pub(crate) action: String,
+}
+
+/// Why a batch was refused, and which call caused it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refusal {
+    /// What failed.
+    pub reason: Reason,
+    /// The first offending call's position in the batch (the batch length for a budget
+    /// overshoot, which no single call causes).
+    pub index: usize,
+}
+
+/// Checks a whole batch against the request's catalog, ledger and budget.
+///
+/// `static_check` is the tool's own offline validation (argument types, fields, bounds,
+/// credentials); it must not perform I/O.
+///
+/// # Errors
+///
+/// The first problem found, as a [`Refusal`]; then no call of the batch may run.
+pub fn preflight(
+    batch: &[ToolCall],
+    catalog: &Catalog,
+    ledger: &Ledger,
+    budget: &CallBudget,
+    static_check: &dyn Fn(&ToolId, &Map<String, Value>) -> bool,
+) -> Result<Vec<PreparedCall>, Refusal> {
+    let mut ids = HashSet::new();
+    let mut actions = HashSet::new();
+    let mut prepared = Vec::with_capacity(batch.len());
+    for (index, call) in batch.iter().enumerate() {
+        let refuse = |reason| Refusal { reason, index };
+        let Some(tool) = catalog.resolve(&call.function_name) else {
+            return Err(refuse(Reason::UnknownTool));
+        };
+        if call.id.is_empty() || !ids.insert(call.id.as_str()) || ledger.has_call_id(&call.id) {
+            return Err(refuse(Reason::DuplicateCallId));
+        }
+        if call.arguments.chars().count() > MAX_ARGUMENT_CHARS {
+            return Err(refuse(Reason::ArgumentsTooLong));
+        }
+        // An empty argument string is how some providers send "no arguments".
+        let parsed = if call.arguments.trim().is_empty() {
+            Value::Object(Map::new())
+        } else {
+            serde_json::from_str::<Value>(&call.arguments)
+                .map_err(|_| refuse(Reason::InvalidArguments))?
+        };
+        let Value::Object(arguments) = parsed else {
+            return Err(refuse(Reason::InvalidArguments));
+        };
+        if !static_check(&tool.id, &arguments) {
+            return Err(refuse(Reason::InvalidArguments));
+        }
+        // serde_json's map is ordered by key, so this string is canonical.
+        let action =
+            serde_json::to_string(&arguments).map_err(|_| refuse(Reason::InvalidArguments))?;
+        if ledger.has_action(&tool.id, &action)
+            || !actions.insert((tool.id.clone(), action.clone()))
+        {
+            return Err(refuse(Reason::RepeatedAction));
+        }
+        prepared.push(PreparedCall {
+            index,
+            tool: tool.id.clone(),
+            arguments,
+            action,
+        });
+    }
+    if batch.len() > usize::from(budget.remaining()) {
+        return Err(Refusal {
+            reason: Reason::OverBudget,
+            index: batch.len(),
+        });
+    }
+    Ok(prepared)
+}

@@ -1,0 +1,338 @@
+//! The tool loop: model turn, whole-batch preflight, execution within budget, next turn.
+//!
+//! It is generic over two traits so that it knows no provider and no MCP: [`ModelTurn`]
+//! sends the conversation and the offered tools to a model and returns its completed
+//! response; [`ToolExecutor`] validates arguments offline and executes calls.
+
+use std::future::Future;
+
+use redaction::Secrets;
+use serde_json::{Map, Value};
+
+use crate::access::{RequestContext, Selection};
+use crate::budget::CallBudget;
+use crate::catalog::{Catalog, ToolDefinition, ToolId};
+use crate::ledger::{Ledger, Outcome, Progress};
+use crate::preflight::{ToolCall, preflight};
+use crate::trace::{FailureTrace, Privacy, Reason, bound_result};
+
+/// The longest tool result handed to the model, in characters.
+pub const MAX_RESULT_CHARS: usize = 20_000;
+
+/// One message of the conversation a model sees.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    /// Host instructions.
+    System(String),
+    /// A user's words (or piped data, labelled by the caller).
+    User(String),
+    /// A model response, replayed on later turns.
+    Assistant {
+        /// Its visible text.
+        text: String,
+        /// The calls it asked for.
+        calls: Vec<ToolCall>,
+        /// Provider items to replay unchanged (reasoning or encrypted state).
+        opaque: Vec<Value>,
+    },
+    /// The result of one call, always untrusted data.
+    ToolResult {
+        /// The call's ID.
+        call_id: String,
+        /// Redacted, bounded text.
+        content: String,
+        /// Whether it reports an error (including refusal, skip or unknown outcome).
+        is_error: bool,
+    },
+}
+
+/// The messages of one request, oldest first.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Conversation {
+    /// The messages.
+    pub messages: Vec<Message>,
+}
+
+/// A model's completed response to one turn.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelResponse {
+    /// Visible text.
+    pub text: String,
+    /// The calls it asks for (the whole batch).
+    pub calls: Vec<ToolCall>,
+    /// Provider items to replay unchanged on the next turn.
+    pub opaque: Vec<Value>,
+}
+
+/// Budget figures a turn is told about, so the model can plan within them. This is advice;
+/// preflight enforces the budget regardless.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BudgetGuidance {
+    /// Calls allowed in total.
+    pub total: u8,
+    /// Calls made so far.
+    pub used: u8,
+    /// Calls left for the next batch and any after it.
+    pub remaining: u8,
+}
+
+/// One model request per call: the conversation so far, the tools offered (empty on a final
+/// turn) and budget guidance when tools are offered.
+pub trait ModelTurn {
+    /// Why a turn failed. Its `Display` must be safe to show (no body, headers or keys).
+    type Error: std::error::Error + Send;
+
+    /// Sends one turn and waits for the completed response.
+    fn turn(
+        &mut self,
+        conversation: &Conversation,
+        tools: &[ToolDefinition],
+        guidance: Option<BudgetGuidance>,
+    ) -> impl Future<Output = Result<ModelResponse, Self::Error>> + Send;
+}
+
+/// What an execution produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Execution {
+    /// A confirmed result.
+    Success(String),
+    /// A confirmed tool error.
+    ToolError(String),
+    /// Sent, but the result is unknown. Never retried.
+    Unknown,
+}
+
+/// Validates and executes calls of the tools it provides.
+pub trait ToolExecutor {
+    /// Offline checks of one call's arguments. No I/O: it runs for the whole batch before any
+    /// call executes.
+    fn check(&self, tool: &ToolId, arguments: &Map<String, Value>) -> bool;
+
+    /// Tool-specific authorization just before execution (admin status, chat allowlists).
+    fn authorize(&self, tool: &ToolId) -> bool;
+
+    /// Executes one call. `call_id` is the provider's ID for it, for correlation only.
+    fn execute(
+        &mut self,
+        call_id: &str,
+        tool: &ToolId,
+        arguments: &Map<String, Value>,
+    ) -> impl Future<Output = Execution> + Send;
+}
+
+/// Everything the loop needs besides the two traits.
+#[derive(Debug, Clone)]
+pub struct LoopSettings<'a> {
+    /// The policy-filtered tools of this request.
+    pub catalog: &'a Catalog,
+    /// The request's budget.
+    pub budget: CallBudget,
+    /// The toolset scope, rechecked before each execution.
+    pub selection: Selection<'a>,
+    /// The request, for those rechecks.
+    pub request: &'a RequestContext,
+    /// Configured credentials, removed from results and traces.
+    pub secrets: &'a Secrets,
+    /// The user's prompt, kept out of traces.
+    pub prompt: &'a str,
+}
+
+/// A finished loop.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    /// The model's final text.
+    pub text: String,
+    /// Every call made.
+    pub ledger: Ledger,
+    /// The budget as spent.
+    pub budget: CallBudget,
+}
+
+/// A failed loop: the safe trace, and the model error when a turn failed.
+#[derive(Debug)]
+pub struct LoopFailure<E> {
+    /// The bounded, redacted report.
+    pub trace: FailureTrace,
+    /// The model's error, for [`Reason::ModelFailed`].
+    pub model_error: Option<E>,
+}
+
+/// Runs the loop until the model answers without calls.
+///
+/// Each turn with tools offered carries budget guidance. A batch is preflighted whole and
+/// refused whole; an unknown outcome skips the rest of its batch and turns tools off; once
+/// tools are off or the budget is spent, the next turn is sent without tool definitions, and
+/// no extra closing turn is added. `progress` sees a sanitized snapshot after every change.
+///
+/// # Errors
+///
+/// A [`LoopFailure`] with the trace of every call so far.
+pub async fn run<M, X, P>(
+    model: &mut M,
+    executor: &mut X,
+    conversation: &mut Conversation,
+    settings: LoopSettings<'_>,
+    mut progress: P,
+) -> Result<Answer, LoopFailure<M::Error>>
+where
+    M: ModelTurn + Send,
+    X: ToolExecutor + Send,
+    P: FnMut(&Progress) + Send,
+{
+    let privacy = Privacy::new(settings.secrets, settings.prompt);
+    let mut budget = settings.budget;
+    let mut ledger = Ledger::default();
+    let mut tools_on = !settings.catalog.is_empty();
+    loop {
+        let offer = tools_on && budget.remaining() > 0;
+        let tools = if offer {
+            settings.catalog.definitions()
+        } else {
+            &[]
+        };
+        let guidance = offer.then(|| BudgetGuidance {
+            total: budget.total(),
+            used: budget.used(),
+            remaining: budget.remaining(),
+        });
+        let response = match model.turn(conversation, tools, guidance).await {
+            Ok(response) => response,
+            Err(error) => {
+                return Err(LoopFailure {
+                    trace: FailureTrace::new(Reason::ModelFailed, &budget, 0, &ledger),
+                    model_error: Some(error),
+                });
+            }
+        };
+        if response.calls.is_empty() {
+            return Ok(Answer {
+                text: response.text,
+                ledger,
+                budget,
+            });
+        }
+        let batch = response.calls.clone();
+        let refuse_all = |ledger: &mut Ledger, reason: Reason, budget: &CallBudget| {
+            for call in &batch {
+                let tool = settings
+                    .catalog
+                    .resolve(&call.function_name)
+                    .map(|t| t.id.clone());
+                ledger.record(
+                    &call.id,
+                    tool,
+                    None,
+                    Outcome::Refused,
+                    privacy.argument_view(&call.arguments),
+                );
+            }
+            FailureTrace::new(reason, budget, batch.len(), ledger)
+        };
+        if !offer {
+            // The final turn offered no tools. Keep a text answer; refuse the calls either way.
+            let trace = refuse_all(&mut ledger, Reason::ToolsDisabled, &budget);
+            progress(&ledger.progress(&budget));
+            if response.text.trim().is_empty() {
+                return Err(LoopFailure {
+                    trace,
+                    model_error: None,
+                });
+            }
+            return Ok(Answer {
+                text: response.text,
+                ledger,
+                budget,
+            });
+        }
+        let check = |tool: &ToolId, arguments: &Map<String, Value>| executor.check(tool, arguments);
+        let prepared = match preflight(&batch, settings.catalog, &ledger, &budget, &check) {
+            Ok(prepared) => prepared,
+            Err(refusal) => {
+                let trace = refuse_all(&mut ledger, refusal.reason, &budget);
+                progress(&ledger.progress(&budget));
+                return Err(LoopFailure {
+                    trace,
+                    model_error: None,
+                });
+            }
+        };
+        conversation.messages.push(Message::Assistant {
+            text: response.text,
+            calls: batch.clone(),
+            opaque: response.opaque,
+        });
+        let mut stopped = false;
+        for call in prepared {
+            let raw = &batch[call.index];
+            let view = privacy.view_of(&call.arguments);
+            if stopped {
+                ledger.record(&raw.id, Some(call.tool), None, Outcome::Skipped, view);
+                push_result(
+                    conversation,
+                    &raw.id,
+                    "Skipped: an earlier call's outcome is unknown, so the rest of the batch did not run.",
+                    true,
+                );
+                continue;
+            }
+            if settings.selection.authorize(settings.request).is_err()
+                || !executor.authorize(&call.tool)
+            {
+                // Nothing ran for this call; later calls of the batch do not run either.
+                ledger.record(&raw.id, Some(call.tool), None, Outcome::Refused, view);
+                for later in &batch[call.index + 1..] {
+                    let tool = settings
+                        .catalog
+                        .resolve(&later.function_name)
+                        .map(|t| t.id.clone());
+                    ledger.record(
+                        &later.id,
+                        tool,
+                        None,
+                        Outcome::Refused,
+                        privacy.argument_view(&later.arguments),
+                    );
+                }
+                progress(&ledger.progress(&budget));
+                return Err(LoopFailure {
+                    trace: FailureTrace::new(Reason::Unauthorized, &budget, batch.len(), &ledger),
+                    model_error: None,
+                });
+            }
+            budget.spend();
+            let execution = executor.execute(&raw.id, &call.tool, &call.arguments).await;
+            let (outcome, content, is_error) = match execution {
+                Execution::Success(text) => (
+                    Outcome::Success,
+                    bound_result(settings.secrets, &text, MAX_RESULT_CHARS),
+                    false,
+                ),
+                Execution::ToolError(text) => (
+                    Outcome::ToolError,
+                    bound_result(settings.secrets, &text, MAX_RESULT_CHARS),
+                    true,
+                ),
+                Execution::Unknown => {
+                    stopped = true;
+                    tools_on = false;
+                    (
+                        Outcome::Unconfirmed,
+                        "Outcome unknown: the call was sent but not confirmed. It will not be retried, and tools are now off for this request.".to_owned(),
+                        true,
+                    )
+                }
+            };
+            ledger.record(&raw.id, Some(call.tool), Some(call.action), outcome, view);
+            push_result(conversation, &raw.id, &content, is_error);
+            progress(&ledger.progress(&budget));
+        }
+    }
+}
+
+fn push_result(conversation: &mut Conversation, call_id: &str, content: &str, is_error: bool) {
+    conversation.messages.push(Message::ToolResult {
+        call_id: call_id.to_owned(),
+        content: content.to_owned(),
+        is_error,
+    });
+}
