@@ -15,6 +15,8 @@ pub enum FlagProblem {
     ConflictsWithNoTools,
     /// `--max-tool-calls` on a text-only command (such as `cf`), which calls no tools.
     TextOnlyCommand,
+    /// `--toolset` together with `--no-tools`.
+    ToolsetWithNoTools,
 }
 
 impl FlagProblem {
@@ -28,17 +30,20 @@ impl FlagProblem {
             Self::TextOnlyCommand => {
                 "this command makes no tool calls, so it takes no --max-tool-calls"
             }
+            Self::ToolsetWithNoTools => "--toolset and --no-tools cannot be combined",
         }
     }
 }
 
-/// The budget-related flags of one command, as the command layer found them.
+/// The tool-related flags of one command, as the command layer found them.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct BudgetFlags<'a> {
+pub struct ToolFlags<'a> {
     /// Every value given with `--max-tool-calls`, in order.
     pub max_tool_calls: &'a [&'a str],
     /// Whether `--no-tools` was given.
     pub no_tools: bool,
+    /// Whether `--toolset` was given.
+    pub toolset: bool,
     /// Whether the command is text-only (`cf`, `zen`) and never calls tools.
     pub text_only: bool,
 }
@@ -57,8 +62,12 @@ impl CallBudget {
     ///
     /// # Errors
     ///
-    /// [`Error::Flag`] for a repeated, malformed or conflicting `--max-tool-calls`.
-    pub fn choose(configured_cap: Option<u8>, flags: &BudgetFlags<'_>) -> Result<Self, Error> {
+    /// [`Error::Flag`] for a repeated, malformed or conflicting `--max-tool-calls`, or for
+    /// `--toolset` with `--no-tools`.
+    pub fn choose(configured_cap: Option<u8>, flags: &ToolFlags<'_>) -> Result<Self, Error> {
+        if flags.toolset && flags.no_tools {
+            return Err(Error::Flag(FlagProblem::ToolsetWithNoTools));
+        }
         let requested = match flags.max_tool_calls {
             [] => None,
             [_, _, ..] => return Err(Error::Flag(FlagProblem::Duplicate)),
@@ -135,9 +144,9 @@ mod tests {
     use super::*;
 
     fn check(cap: Option<u8>, flags: &[&str], expect: Result<u8, FlagProblem>) {
-        let flags = BudgetFlags {
+        let flags = ToolFlags {
             max_tool_calls: flags,
-            ..BudgetFlags::default()
+            ..ToolFlags::default()
         };
         let got = CallBudget::choose(cap, &flags)
             .map(|b| b.total())
@@ -164,19 +173,37 @@ mod tests {
 
     #[test]
     fn conflicting_flags_are_refused() {
-        let flags = BudgetFlags {
+        let flags = ToolFlags {
             max_tool_calls: &["3"],
             no_tools: true,
-            text_only: false,
+            ..ToolFlags::default()
         };
         assert!(matches!(
             CallBudget::choose(None, &flags),
             Err(Error::Flag(FlagProblem::ConflictsWithNoTools))
         ));
-        let flags = BudgetFlags {
+        let flags = ToolFlags {
             max_tool_calls: &["3"],
-            no_tools: false,
             text_only: true,
+            ..ToolFlags::default()
+        };
+        assert!(matches!(
+            CallBudget::choose(None, &flags),
+            Err(Error::Flag(FlagProblem::TextOnlyCommand))
+        ));
+        let flags = ToolFlags {
+            toolset: true,
+            no_tools: true,
+            ..ToolFlags::default()
+        };
+        assert!(matches!(
+            CallBudget::choose(None, &flags),
+            Err(Error::Flag(FlagProblem::ToolsetWithNoTools))
+        ));
+        let flags = ToolFlags {
+            max_tool_calls: &["3"],
+            text_only: true,
+            ..ToolFlags::default()
         };
         assert!(matches!(
             CallBudget::choose(None, &flags),

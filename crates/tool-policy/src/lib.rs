@@ -14,7 +14,7 @@ pub use access::{
     Denial, GITHUB_NATIVE_TOOLS, NATIVE_SOURCE, NativeServices, Provenance, RequestContext,
     Selection, ServerUse, check_tool_calling, filter_listed,
 };
-pub use budget::{BudgetFlags, CallBudget, FlagProblem};
+pub use budget::{CallBudget, FlagProblem, ToolFlags};
 pub use catalog::{Catalog, MAX_TOOLS, ToolDefinition, ToolId, ToolSpec};
 pub use config::{
     AdapterKind, FALLBACK_TOOL_CALLS, GithubPolicy, KnownNames, MAX_TOOL_CALLS, NATIVE_TOOL_NAMES,
