@@ -1,7 +1,33 @@
 #![doc = include_str!("../README.md")]
 
+mod arguments;
+mod call;
+mod credentials;
 mod error;
+mod limits;
+mod number;
 mod operation;
+mod operators;
+mod order;
+mod random;
+mod reader;
+mod reply;
+mod schema;
+mod table;
+mod value;
+mod writer;
 
-pub use error::{Error, Result};
+pub use call::{Call, execute, preflight};
+pub use error::{BatchError, Category, Error, Result};
+pub use limits::{
+    Limits, MAX_ARGUMENT_CHARS, MAX_COUNT, MAX_DECIMAL_PRECISION, MAX_DECIMAL_SCALE,
+    MAX_INPUT_BYTES, MAX_NUMBER_CHARS, MAX_PATH_INDEX, MAX_PATH_SEGMENTS, MAX_RANGE_MAGNITUDE,
+    MAX_REPLY_BYTES, MAX_TEXT_FIELD_CHARS, MIN_DECIMAL_SCALE,
+};
+pub use number::{Decimal, Integer};
 pub use operation::Operation;
+pub use random::{RandomSource, SplitMix64};
+pub use reply::Reply;
+pub use schema::{TOOL_DESCRIPTION, TOOL_NAME, tool_schema};
+pub use table::{Constraint, Field, FieldRule, InputShape, OperationSpec};
+pub use value::{Object, Value};

@@ -1,8 +1,9 @@
-//! The names of the tool's operators.
+//! The tool's 28 operators as a closed enum; their names and rules live in the operator table.
+
+use crate::table::OperationSpec;
 
 /// One of the tool's 28 operators, named as in the tool's `operation` argument.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
 pub enum Operation {
     /// One uniformly chosen array member.
     Random,
@@ -64,70 +65,26 @@ pub enum Operation {
 
 impl Operation {
     /// Every operator, in the order the tool documents them.
-    pub const ALL: [Self; 28] = [
-        Self::Random,
-        Self::Head,
-        Self::Tail,
-        Self::Take,
-        Self::Drop,
-        Self::Rest,
-        Self::Droplast,
-        Self::Join,
-        Self::Split,
-        Self::Trim,
-        Self::Words,
-        Self::Unwords,
-        Self::Flatten,
-        Self::Letters,
-        Self::Unletters,
-        Self::Unique,
-        Self::List,
-        Self::Count,
-        Self::Sum,
-        Self::Shuffle,
-        Self::Sort,
-        Self::Sortnum,
-        Self::Grep,
-        Self::Reverse,
-        Self::Range,
-        Self::Keys,
-        Self::Vals,
-        Self::Get,
-    ];
+    pub const ALL: [Self; 28] = {
+        let mut all = [Self::Random; 28];
+        let mut i = 0;
+        while i < all.len() {
+            all[i] = crate::table::TABLE[i].operation;
+            i += 1;
+        }
+        all
+    };
 
     /// The operator's name in tool arguments.
     #[must_use]
     pub fn name(self) -> &'static str {
-        match self {
-            Self::Random => "random",
-            Self::Head => "head",
-            Self::Tail => "tail",
-            Self::Take => "take",
-            Self::Drop => "drop",
-            Self::Rest => "rest",
-            Self::Droplast => "droplast",
-            Self::Join => "join",
-            Self::Split => "split",
-            Self::Trim => "trim",
-            Self::Words => "words",
-            Self::Unwords => "unwords",
-            Self::Flatten => "flatten",
-            Self::Letters => "letters",
-            Self::Unletters => "unletters",
-            Self::Unique => "unique",
-            Self::List => "list",
-            Self::Count => "count",
-            Self::Sum => "sum",
-            Self::Shuffle => "shuffle",
-            Self::Sort => "sort",
-            Self::Sortnum => "sortnum",
-            Self::Grep => "grep",
-            Self::Reverse => "reverse",
-            Self::Range => "range",
-            Self::Keys => "keys",
-            Self::Vals => "vals",
-            Self::Get => "get",
-        }
+        self.spec().name()
+    }
+
+    /// The operator's entry in the operator table: its fields, input shape and summary.
+    #[must_use]
+    pub fn spec(self) -> &'static OperationSpec {
+        crate::table::spec_of(self)
     }
 
     /// The operator with this exact (case-sensitive) name.
@@ -141,6 +98,12 @@ impl Operation {
             .into_iter()
             .find(|op| op.name() == name)
             .ok_or(crate::Error::UnknownOperation)
+    }
+}
+
+impl std::fmt::Display for Operation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
