@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use redaction::Secret;
 use serde::Deserialize;
 
+use crate::capability::{self, Capabilities};
 use crate::error::Error;
 
 /// The default and ceiling for a Responses provider's server-side `:max-turns`.
@@ -114,9 +115,26 @@ pub struct Provider {
     tool_calling: bool,
     tool_choice: ToolChoiceMode,
     gateway_id: Option<String>,
+    capabilities: Capabilities,
 }
 
 impl Provider {
+    /// The capability flags derived from this provider's configuration. Code that uses a
+    /// provider reads these instead of its name or host.
+    #[must_use]
+    pub fn capabilities(&self) -> &Capabilities {
+        &self.capabilities
+    }
+
+    /// Replaces the derived capability flags, for embedders and tools that know better than
+    /// the configuration mapping, e.g. to point a Cloudflare catalog search at a local
+    /// fixture or a proxy.
+    #[must_use]
+    pub fn with_capabilities(mut self, capabilities: Capabilities) -> Self {
+        self.capabilities = capabilities;
+        self
+    }
+
     /// The provider's unique name.
     #[must_use]
     pub fn name(&self) -> &str {
@@ -433,17 +451,20 @@ fn validate_provider(
             None
         }
     };
+    let (base_url, credential, api, native_tools) = (base_url?, credential?, api?, native_tools?);
+    let capabilities = capability::derive(&base_url, api, &credential, !native_tools.is_empty());
     Some(Provider {
         name: name?,
-        base_url: base_url?,
-        credential: credential?,
+        base_url,
+        credential,
         model: model?,
-        api: api?,
-        native_tools: native_tools?,
+        api,
+        native_tools,
         max_turns: max_turns?,
         tool_calling: config.tool_calling.unwrap_or(true),
         tool_choice: tool_choice?,
         gateway_id: gateway_id?,
+        capabilities,
     })
 }
 

@@ -1,10 +1,28 @@
 #![doc = include_str!("../README.md")]
 
+mod capability;
+mod chat;
+mod client;
 mod config;
+mod credential;
 mod error;
+mod models;
+mod responses;
+mod sse;
+mod transport;
+mod turn;
 
+pub use capability::{AuthKind, Capabilities, ModelListing, OutputTokenParam, is_placeholder_key};
+pub use client::{PROBE_TOOL, ProbeReport, probe_tool};
 pub use config::{
     Credential, DEFAULT_MAX_TURNS, MAX_GATEWAY_ID_LEN, MAX_MAX_TURNS, NATIVE_TOOLS, Provider,
     ProviderConfig, ProviderSet, ToolChoiceMode, WireApi, is_header_token, normalize_base_url,
 };
-pub use error::{Error, Result};
+pub use credential::MAX_KEY_FILE_BYTES;
+pub use error::{Category, Error, Result};
+pub use models::{
+    CLOUDFLARE_MAX_PAGES, CLOUDFLARE_PAGE_SIZE, MAX_MODEL_ID_BYTES, MAX_MODELS, MAX_RECORD_BYTES,
+    MAX_RECORD_DEPTH, MAX_RECORD_ENTRIES, MAX_RECORD_STRING_CHARS, ModelInfo, ModelList,
+};
+pub use transport::{Client, ClientOptions, MAX_RETRY_AFTER_SECS};
+pub use turn::{Message, ToolCall, ToolSpec, Turn, TurnEvent, TurnRequest, Usage};

@@ -1,0 +1,262 @@
+//! Streaming cost of ai-providers against the local fixture, and the same Chat Completions
+//! stream read by `async-openai` in the same run.
+//!
+//! `responses_stream` reads a long Responses stream (about 5 MB of text deltas) end to end:
+//! HTTP on 127.0.0.1, SSE framing under the crate's bounds, JSON decoding and typed events;
+//! its throughput is in wire bytes. `chat_stream` compares one streamed Chat Completions
+//! answer of 2,000 chunks read by this crate and by `async-openai` (reqwest) from the same
+//! fixture. The fixture runs on its own runtime thread; the client side runs on a
+//! current-thread runtime in the benchmark thread, so the time measured is the client's.
+//!
+//! ```text
+//! cargo bench -p benches --bench providers
+//! ```
+
+use std::io::Write;
+use std::sync::LazyLock;
+
+use ai_providers::{Client, ClientOptions, Provider, ProviderConfig, ProviderSet, TurnRequest};
+use async_openai::config::OpenAIConfig;
+use async_openai::types::chat::{
+    ChatCompletionRequestUserMessage, CreateChatCompletionRequest, CreateChatCompletionRequestArgs,
+};
+use divan::Bencher;
+use divan::counter::BytesCount;
+use futures_util::StreamExt;
+use provider_fixture::{Fixture, Reply};
+use tokio::runtime::Runtime;
+
+fn main() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    cpu_report();
+    divan::main();
+}
+
+/// CPU time of the benchmark thread, in nanoseconds (Linux `schedstat`), or `None`
+/// elsewhere. Wall time on a shared machine mostly measures the neighbours; the client's
+/// own CPU time does not, and the current-thread runtime keeps all client work (including
+/// hyper's connection tasks) on this thread.
+fn thread_cpu_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
+/// Prints client CPU time per streamed answer for both clients, and Responses decoding
+/// throughput per CPU second, measured over the same fixture in this run. The two chat
+/// clients alternate round by round so that machine load affects both alike; medians are
+/// reported.
+fn cpu_report() {
+    const ROUNDS: usize = 101;
+    let time = |run: &mut dyn FnMut()| -> Option<u64> {
+        let start = thread_cpu_ns()?;
+        run();
+        Some(thread_cpu_ns()? - start)
+    };
+    let median = |mut v: Vec<u64>| -> f64 {
+        v.sort_unstable();
+        v.get(v.len() / 2).copied().unwrap_or_default() as f64 / 1e3
+    };
+    let runtime = client_runtime();
+    let ours = Client::new(ClientOptions::default()).expect("client");
+    let chat = provider("chat-completions");
+    let mut chat_request = TurnRequest::prompt("long answer");
+    chat_request.stream = true;
+    let theirs = openai_client();
+    let request = openai_request();
+    let responses = provider("responses");
+    let responses_request = TurnRequest::prompt("long answer");
+    let mut ours_run = || {
+        runtime
+            .block_on(ours.turn(&chat, &chat_request, &mut |_| {}))
+            .expect("turn");
+    };
+    let mut theirs_run = || {
+        runtime.block_on(read_openai_stream(&theirs, &request));
+    };
+    let (mut a, mut b, mut r) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..ROUNDS + 5 {
+        let (x, y) = if round % 2 == 0 {
+            let x = time(&mut ours_run);
+            (x, time(&mut theirs_run))
+        } else {
+            let y = time(&mut theirs_run);
+            (time(&mut ours_run), y)
+        };
+        let z = time(&mut || {
+            runtime
+                .block_on(ours.turn(&responses, &responses_request, &mut |_| {}))
+                .expect("turn");
+        });
+        // The first rounds warm up the pools and caches.
+        if round >= 5
+            && let (Some(x), Some(y), Some(z)) = (x, y, z)
+        {
+            a.push(x);
+            b.push(y);
+            r.push(z);
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    let _ = if a.is_empty() {
+        writeln!(out, "thread CPU time is not available on this platform")
+    } else {
+        let (a, b, r) = (median(a), median(b), median(r));
+        writeln!(
+            out,
+            "median client CPU per streamed chat answer ({CHAT_CHUNKS} chunks): \
+             ai-providers {a:.0} us, async-openai {b:.0} us\n\
+             Responses stream decode: {:.1} MB per CPU second ({r:.0} us CPU for {} bytes)",
+            SETUP.responses_bytes as f64 / r,
+            SETUP.responses_bytes
+        )
+    };
+}
+
+fn openai_client() -> async_openai::Client<OpenAIConfig> {
+    let config = OpenAIConfig::new()
+        .with_api_base(SETUP.fixture.url("/v1"))
+        .with_api_key("bench-key");
+    async_openai::Client::with_config(config)
+}
+
+fn openai_request() -> CreateChatCompletionRequest {
+    CreateChatCompletionRequestArgs::default()
+        .model("m")
+        .messages([ChatCompletionRequestUserMessage::from("long answer").into()])
+        .build()
+        .expect("request")
+}
+
+async fn read_openai_stream(
+    client: &async_openai::Client<OpenAIConfig>,
+    request: &CreateChatCompletionRequest,
+) -> usize {
+    let mut stream = client
+        .chat()
+        .create_stream(request.clone())
+        .await
+        .expect("stream");
+    let mut text = String::new();
+    let mut chunks = 0usize;
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.expect("chunk");
+        chunks += 1;
+        for choice in chunk.choices {
+            if let Some(piece) = choice.delta.content {
+                text.push_str(&piece);
+            }
+        }
+    }
+    assert!(chunks > CHAT_CHUNKS);
+    text.len()
+}
+
+const CHAT_CHUNKS: usize = 2000;
+const RESPONSES_DELTAS: usize = 20_000;
+
+struct Setup {
+    server: Runtime,
+    fixture: Fixture,
+    responses_bytes: u64,
+}
+
+static SETUP: LazyLock<Setup> = LazyLock::new(|| {
+    let server = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("server runtime");
+    let fixture = server.block_on(Fixture::start()).expect("fixture");
+    let chat: Vec<String> = (0..CHAT_CHUNKS)
+        .map(|i| {
+            format!(
+                r#"{{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{{"index":0,"delta":{{"content":"word {i} of a long streamed answer "}},"finish_reason":null}}]}}"#
+            )
+        })
+        .chain([
+            r#"{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#.to_owned(),
+            "[DONE]".to_owned(),
+        ])
+        .collect();
+    fixture.route("/v1/chat/completions", Reply::sse_events(chat));
+    let delta = "x".repeat(200);
+    let responses: Vec<String> = (0..RESPONSES_DELTAS)
+        .map(|_| format!(r#"{{"type":"response.output_text.delta","delta":"{delta}"}}"#))
+        .chain([r#"{"type":"response.completed","response":{"status":"completed","output":[],"usage":{"input_tokens":1,"output_tokens":2}}}"#.to_owned()])
+        .collect();
+    let responses_bytes = responses.iter().map(|e| e.len() as u64 + 8).sum();
+    fixture.route("/v1/responses", Reply::sse_events(responses));
+    Setup {
+        server,
+        fixture,
+        responses_bytes,
+    }
+});
+
+fn client_runtime() -> Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("client runtime")
+}
+
+fn provider(api: &str) -> Provider {
+    let config = ProviderConfig {
+        name: Some("bench".into()),
+        url: Some(SETUP.fixture.url("/v1")),
+        key: Some("bench-key".into()),
+        model: Some("m".into()),
+        api: Some(api.into()),
+        ..ProviderConfig::default()
+    };
+    let set = ProviderSet::from_config(None, &[config]).expect("config");
+    set.default_provider().expect("provider").clone()
+}
+
+#[divan::bench]
+fn responses_stream(bencher: Bencher) {
+    let _ = &SETUP.server;
+    let runtime = client_runtime();
+    let client = Client::new(ClientOptions::default()).expect("client");
+    let provider = provider("responses");
+    let request = TurnRequest::prompt("long answer");
+    bencher
+        .counter(BytesCount::new(SETUP.responses_bytes))
+        .bench_local(|| {
+            let turn = runtime
+                .block_on(client.turn(&provider, &request, &mut |_| {}))
+                .expect("turn");
+            divan::black_box(turn.usage)
+        });
+}
+
+mod chat_stream {
+    use super::*;
+
+    #[divan::bench]
+    fn ai_providers(bencher: Bencher) {
+        let runtime = client_runtime();
+        let client = Client::new(ClientOptions::default()).expect("client");
+        let provider = provider("chat-completions");
+        let mut request = TurnRequest::prompt("long answer");
+        request.stream = true;
+        bencher.bench_local(|| {
+            let mut deltas = 0usize;
+            let turn = runtime
+                .block_on(client.turn(&provider, &request, &mut |_| deltas += 1))
+                .expect("turn");
+            assert!(deltas > CHAT_CHUNKS);
+            divan::black_box(turn.text.len())
+        });
+    }
+
+    #[divan::bench]
+    fn async_openai(bencher: Bencher) {
+        let runtime = client_runtime();
+        let client = openai_client();
+        let request = openai_request();
+        bencher.bench_local(|| {
+            divan::black_box(runtime.block_on(read_openai_stream(&client, &request)))
+        });
+    }
+}

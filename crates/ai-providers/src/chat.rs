@@ -1,0 +1,328 @@
+//! Chat Completions: `POST {base}/chat/completions`, as one JSON reply or a stream.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use crate::config::{Provider, ToolChoiceMode};
+use crate::error::{Error, Result};
+use crate::sse::Events;
+use crate::transport::{Client, is_event_stream};
+use crate::turn::{Message, ToolCall, Turn, TurnEvent, TurnRequest, Usage};
+
+/// Builds the JSON request body.
+pub(crate) fn body(provider: &Provider, model: &str, request: &TurnRequest) -> Value {
+    let messages: Vec<Value> = request.messages.iter().map(message).collect();
+    let mut body = json!({ "model": model, "messages": messages });
+    // Enabled tools are offered with `auto`; tools present but disabled this turn are shown
+    // with `none`, so the model sees the definitions its history refers to but cannot call.
+    let tools_on = request.tools_enabled && provider.tool_calling();
+    if !request.tools.is_empty() && provider.tool_calling() {
+        body["tools"] = request
+            .tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "type": "function",
+                    "function": {
+                        "name": t.name,
+                        "description": t.description,
+                        "parameters": t.parameters,
+                    }
+                })
+            })
+            .collect();
+        if provider.tool_choice() == ToolChoiceMode::Standard {
+            body["tool_choice"] = json!(if tools_on { "auto" } else { "none" });
+        }
+    }
+    if let Some(limit) = request.max_output_tokens {
+        body[provider.capabilities().output_tokens.field()] = json!(limit);
+    }
+    if request.stream {
+        body["stream"] = json!(true);
+        body["stream_options"] = json!({ "include_usage": true });
+    }
+    body
+}
+
+fn message(message: &Message) -> Value {
+    match message {
+        Message::System(text) => json!({ "role": "system", "content": text }),
+        Message::User(text) => json!({ "role": "user", "content": text }),
+        Message::Assistant { text, calls, .. } => {
+            let mut value = json!({ "role": "assistant", "content": text });
+            if !calls.is_empty() {
+                value["tool_calls"] = calls
+                    .iter()
+                    .map(|c| {
+                        json!({
+                            "id": c.id,
+                            "type": "function",
+                            "function": { "name": c.name, "arguments": c.arguments },
+                        })
+                    })
+                    .collect();
+            }
+            value
+        }
+        Message::ToolResult {
+            call_id, content, ..
+        } => json!({ "role": "tool", "tool_call_id": call_id, "content": content }),
+    }
+}
+
+/// Sends one Chat Completions turn.
+pub(crate) async fn turn(
+    client: &Client,
+    provider: &Provider,
+    bearer: Option<&redaction::Secret>,
+    body: Value,
+    on_event: &mut (dyn FnMut(TurnEvent) + Send),
+) -> Result<Turn> {
+    let url = format!("{}/chat/completions", provider.base_url());
+    let accept = if body.get("stream").is_some() {
+        "text/event-stream, application/json"
+    } else {
+        "application/json"
+    };
+    let bytes = serde_json::to_vec(&body).unwrap_or_default();
+    let response = client
+        .send(
+            provider,
+            http::Method::POST,
+            &url,
+            bearer,
+            Some(bytes),
+            accept,
+        )
+        .await?;
+    if is_event_stream(&response) {
+        let mut events = Events::from_body(response.into_body(), client.options());
+        return stream(provider, &mut events, on_event).await;
+    }
+    let limit = client.options().max_json_bytes;
+    let bytes = client
+        .read_bounded(provider, response.into_body(), limit, "JSON reply")
+        .await?;
+    let value: Value =
+        serde_json::from_slice(&bytes).map_err(|_| malformed(provider, "not JSON"))?;
+    let turn = parse_completion(provider, &value)?;
+    if let Some(usage) = turn.usage {
+        on_event(TurnEvent::Usage(usage));
+    }
+    on_event(TurnEvent::Completed);
+    Ok(turn)
+}
+
+/// Parses a complete (non-streamed) Chat Completions reply.
+pub(crate) fn parse_completion(provider: &Provider, value: &Value) -> Result<Turn> {
+    let choice = value
+        .get("choices")
+        .and_then(|c| c.get(0))
+        .ok_or_else(|| malformed(provider, "no choices"))?;
+    let message = choice
+        .get("message")
+        .ok_or_else(|| malformed(provider, "no message"))?;
+    let text = message
+        .get("content")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let mut calls = Vec::new();
+    if let Some(list) = message.get("tool_calls").and_then(Value::as_array) {
+        for call in list {
+            calls.push(tool_call(provider, call)?);
+        }
+    }
+    Ok(Turn {
+        text,
+        calls,
+        opaque: Vec::new(),
+        finish_reason: choice
+            .get("finish_reason")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        usage: value.get("usage").and_then(usage),
+    })
+}
+
+fn tool_call(provider: &Provider, call: &Value) -> Result<ToolCall> {
+    let function = call.get("function");
+    let field = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
+    let id = field(call.get("id")).filter(|s| !s.is_empty());
+    let name = field(function.and_then(|f| f.get("name"))).filter(|s| !s.is_empty());
+    match (id, name) {
+        (Some(id), Some(name)) => Ok(ToolCall {
+            id,
+            name,
+            arguments: field(function.and_then(|f| f.get("arguments"))).unwrap_or_default(),
+        }),
+        _ => Err(malformed(provider, "a tool call lacks its id or name")),
+    }
+}
+
+/// Reads `usage.prompt_tokens` / `completion_tokens` (or the Responses names) and `cost`.
+pub(crate) fn usage(value: &Value) -> Option<Usage> {
+    let number = |keys: &[&str]| {
+        keys.iter()
+            .find_map(|k| value.get(*k).and_then(Value::as_u64))
+            .unwrap_or(0)
+    };
+    value.is_object().then(|| Usage {
+        input_tokens: number(&["prompt_tokens", "input_tokens"]),
+        output_tokens: number(&["completion_tokens", "output_tokens"]),
+        cost: value.get("cost").and_then(Value::as_f64),
+    })
+}
+
+// Typed views of a stream chunk: decoding into borrowed fields avoids building a JSON tree
+// for every small event. Unknown fields are ignored.
+#[derive(serde::Deserialize)]
+struct StreamChunk<'a> {
+    #[serde(default, borrow)]
+    choices: Vec<StreamChoice<'a>>,
+    #[serde(default)]
+    usage: Option<Value>,
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(serde::Deserialize)]
+struct StreamChoice<'a> {
+    #[serde(default, borrow)]
+    delta: Option<StreamDelta<'a>>,
+    #[serde(default, borrow)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(serde::Deserialize)]
+struct StreamDelta<'a> {
+    #[serde(default, borrow)]
+    content: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    tool_calls: Option<Vec<CallDelta<'a>>>,
+}
+
+#[derive(serde::Deserialize)]
+struct CallDelta<'a> {
+    #[serde(default)]
+    index: Option<u64>,
+    #[serde(default, borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    function: Option<FunctionDelta<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct FunctionDelta<'a> {
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    arguments: Option<Cow<'a, str>>,
+}
+
+#[derive(Default)]
+struct PartialCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+async fn stream(
+    provider: &Provider,
+    events: &mut Events,
+    on_event: &mut (dyn FnMut(TurnEvent) + Send),
+) -> Result<Turn> {
+    let mut text = String::new();
+    let mut calls: BTreeMap<u64, PartialCall> = BTreeMap::new();
+    let mut finish_reason = None;
+    let mut usage_seen = None;
+    let mut done = false;
+    while let Some(event) = events.next(provider).await? {
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            done = true;
+            events.finish().await;
+            break;
+        }
+        if data.is_empty() {
+            continue;
+        }
+        let chunk: StreamChunk<'_> = serde_json::from_str(data)
+            .map_err(|_| malformed(provider, "a stream chunk is not JSON"))?;
+        if chunk.error.is_some() {
+            return Err(Error::ProviderFailed {
+                provider: provider.name().to_owned(),
+                reason: "the stream reported an error",
+            });
+        }
+        if let Some(u) = chunk.usage.as_ref().and_then(usage) {
+            usage_seen = Some(u);
+        }
+        let Some(choice) = chunk.choices.into_iter().next() else {
+            continue;
+        };
+        if let Some(reason) = choice.finish_reason {
+            finish_reason = Some(reason.into_owned());
+        }
+        let Some(delta) = choice.delta else {
+            continue;
+        };
+        if let Some(piece) = delta.content
+            && !piece.is_empty()
+        {
+            text.push_str(&piece);
+            on_event(TurnEvent::TextDelta(piece.into_owned()));
+        }
+        for call in delta.tool_calls.into_iter().flatten() {
+            let entry = calls.entry(call.index.unwrap_or(0)).or_default();
+            if let Some(id) = call.id {
+                entry.id.push_str(&id);
+            }
+            if let Some(function) = call.function {
+                if let Some(name) = function.name {
+                    entry.name.push_str(&name);
+                }
+                if let Some(args) = function.arguments {
+                    entry.arguments.push_str(&args);
+                }
+            }
+        }
+    }
+    // A stream that stops without `[DONE]` or a finish reason was cut off: its partial tool
+    // calls must never run.
+    if !done && finish_reason.is_none() {
+        return Err(malformed(provider, "the stream ended before it finished"));
+    }
+    let mut finished = Vec::with_capacity(calls.len());
+    for call in calls.into_values() {
+        if call.id.is_empty() || call.name.is_empty() {
+            return Err(malformed(provider, "a tool call lacks its id or name"));
+        }
+        finished.push(ToolCall {
+            id: call.id,
+            name: call.name,
+            arguments: call.arguments,
+        });
+    }
+    if let Some(u) = usage_seen {
+        on_event(TurnEvent::Usage(u));
+    }
+    on_event(TurnEvent::Completed);
+    Ok(Turn {
+        text,
+        calls: finished,
+        opaque: Vec::new(),
+        finish_reason,
+        usage: usage_seen,
+    })
+}
+
+pub(crate) fn malformed(provider: &Provider, reason: &'static str) -> Error {
+    Error::Malformed {
+        provider: provider.name().to_owned(),
+        reason,
+    }
+}

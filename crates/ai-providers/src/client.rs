@@ -1,0 +1,199 @@
+//! The public operations of [`Client`]: one model turn, model listing and the doctor probe.
+
+use serde_json::json;
+
+use crate::config::{Provider, ProviderSet, WireApi};
+use crate::credential::{Purpose, bearer};
+use crate::error::{Error, Result};
+use crate::models::{self, ModelList};
+use crate::transport::Client;
+use crate::turn::{ToolSpec, Turn, TurnEvent, TurnRequest};
+use crate::{chat, responses};
+
+/// The outcome of [`Client::probe`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProbeReport {
+    /// Whether the model answered the probe with a real, structured tool call.
+    pub tool_call: bool,
+    /// The completed turn.
+    pub turn: Turn,
+}
+
+/// The name of the function the doctor probe offers.
+pub const PROBE_TOOL: &str = "report_probe";
+
+/// The function tool the doctor probe offers: it takes one string argument, `status`.
+#[must_use]
+pub fn probe_tool() -> ToolSpec {
+    ToolSpec {
+        name: PROBE_TOOL.to_owned(),
+        description: "Reports that tool calling works.".to_owned(),
+        parameters: json!({
+            "type": "object",
+            "properties": { "status": { "type": "string" } },
+            "required": ["status"],
+        }),
+    }
+}
+
+impl Client {
+    /// Runs one model turn on `provider`, calling `on_event` as events arrive.
+    ///
+    /// The request is sent once. Tool calls are returned only from a finished response; a
+    /// disconnect, a provider error or a malformed stream fails the turn.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Setup`] before sending when no model is given or configured, when the key is
+    /// a placeholder, or when tools are requested from a provider with `:tool-calling false`;
+    /// [`Error::CredentialUnavailable`] when the key file is unusable; otherwise a transport,
+    /// status or stream error (see [`Error::category`]).
+    pub async fn turn(
+        &self,
+        provider: &Provider,
+        request: &TurnRequest,
+        on_event: &mut (dyn FnMut(TurnEvent) + Send),
+    ) -> Result<Turn> {
+        let setup = |reason| Error::Setup {
+            provider: provider.name().to_owned(),
+            reason,
+        };
+        let model = request
+            .model
+            .as_deref()
+            .or(provider.model())
+            .ok_or_else(|| setup("no model: configure :model or pass one"))?;
+        if request.tools_enabled && !request.tools.is_empty() && !provider.tool_calling() {
+            return Err(setup("tool calling is disabled for this provider"));
+        }
+        let token = bearer(provider, Purpose::Prompt).await?;
+        match provider.api() {
+            WireApi::ChatCompletions => {
+                let body = chat::body(provider, model, request);
+                chat::turn(self, provider, token.as_ref(), body, on_event).await
+            }
+            WireApi::Responses => {
+                let body = responses::body(provider, model, request);
+                responses::turn(self, provider, token.as_ref(), body, on_event).await
+            }
+        }
+    }
+
+    /// Lists the models of one provider, using its listing kind.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::CredentialUnavailable`] when the key file is unusable; otherwise a transport,
+    /// status or format error.
+    pub async fn list_models(&self, provider: &Provider) -> Result<ModelList> {
+        let token = bearer(provider, Purpose::Listing).await?;
+        models::list(self, provider, token.as_ref()).await
+    }
+
+    /// Lists every provider's models concurrently: one result per provider, in
+    /// configuration order, so one failure never hides the others.
+    pub async fn list_all(&self, providers: &ProviderSet) -> Vec<(String, Result<ModelList>)> {
+        let jobs = providers
+            .providers()
+            .iter()
+            .map(|p| async move { (p.name().to_owned(), self.list_models(p).await) });
+        futures_util::future::join_all(jobs).await
+    }
+
+    /// Context-window detection from the provider's model listing: the `context_length`
+    /// or `max_model_len` it reports for `model` (vLLM, many gateways), or `None` when the
+    /// listing does not say.
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::list_models`].
+    pub async fn context_window(&self, provider: &Provider, model: &str) -> Result<Option<u64>> {
+        Ok(self.list_models(provider).await?.context_window(model))
+    }
+
+    /// Context-window detection through Ollama's native API: `POST {origin}/api/show` for
+    /// `model`, preferring the configured `num_ctx` parameter over the model's trained
+    /// `*.context_length`. Only call this for a provider known to be Ollama; it sends one
+    /// metadata request and no prompt.
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::list_models`].
+    pub async fn ollama_context_window(
+        &self,
+        provider: &Provider,
+        model: &str,
+    ) -> Result<Option<u64>> {
+        let origin = url::Url::parse(provider.base_url())
+            .map(|u| u.origin().ascii_serialization())
+            .map_err(|_| Error::Setup {
+                provider: provider.name().to_owned(),
+                reason: "the base URL has no origin",
+            })?;
+        let token = bearer(provider, Purpose::Listing).await?;
+        let body = serde_json::to_vec(&json!({ "model": model })).unwrap_or_default();
+        let response = self
+            .send(
+                provider,
+                http::Method::POST,
+                &format!("{origin}/api/show"),
+                token.as_ref(),
+                Some(body),
+                "application/json",
+            )
+            .await?;
+        let bytes = self
+            .read_bounded(
+                provider,
+                response.into_body(),
+                self.options().max_listing_bytes,
+                "model details",
+            )
+            .await?;
+        let value: serde_json::Value = serde_json::from_slice(&bytes)
+            .map_err(|_| crate::chat::malformed(provider, "the model details are not JSON"))?;
+        let configured = value
+            .get("parameters")
+            .and_then(serde_json::Value::as_str)
+            .and_then(|p| {
+                p.lines().find_map(|line| {
+                    let mut words = line.split_whitespace();
+                    (words.next() == Some("num_ctx")).then(|| words.next()?.parse().ok())?
+                })
+            });
+        let trained = value
+            .get("model_info")
+            .and_then(serde_json::Value::as_object)
+            .and_then(|info| {
+                info.iter()
+                    .find(|(k, _)| k.ends_with(".context_length"))
+                    .and_then(|(_, v)| v.as_u64())
+            });
+        Ok(configured.or(trained))
+    }
+
+    /// The doctor probe: one small request offering a single function tool, reporting
+    /// whether a real, structured tool call came back. Text that merely looks like a call
+    /// does not count.
+    ///
+    /// # Errors
+    ///
+    /// As [`Client::turn`].
+    pub async fn probe(&self, provider: &Provider, model: Option<&str>) -> Result<ProbeReport> {
+        let request = TurnRequest {
+            model: model.map(str::to_owned),
+            messages: vec![crate::turn::Message::User(format!(
+                "Call the {PROBE_TOOL} function with status \"ok\". Do not answer in text."
+            ))],
+            tools: vec![probe_tool()],
+            tools_enabled: true,
+            max_output_tokens: Some(256),
+            stream: false,
+        };
+        let turn = self.turn(provider, &request, &mut |_| {}).await?;
+        Ok(ProbeReport {
+            tool_call: turn.calls.iter().any(|c| c.name == PROBE_TOOL),
+            turn,
+        })
+    }
+}

@@ -1,0 +1,382 @@
+//! Model listing: OpenAI-style `GET /models` and Cloudflare's paginated catalog search,
+//! with bounded metadata.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use crate::capability::ModelListing;
+use crate::chat::malformed;
+use crate::config::Provider;
+use crate::error::Result;
+use crate::transport::Client;
+
+/// The most model IDs kept per provider.
+pub const MAX_MODELS: usize = 8192;
+/// The longest model ID kept, in UTF-8 bytes.
+pub const MAX_MODEL_ID_BYTES: usize = 512;
+/// Cloudflare catalog entries requested per page.
+pub const CLOUDFLARE_PAGE_SIZE: u64 = 100;
+/// The most Cloudflare catalog pages read.
+pub const CLOUDFLARE_MAX_PAGES: u64 = 20;
+/// The largest projected Cloudflare record, in UTF-8 JSON bytes.
+pub const MAX_RECORD_BYTES: usize = 8000;
+/// The longest string kept in a projected record, in characters.
+pub const MAX_RECORD_STRING_CHARS: usize = 2000;
+/// The most entries kept in one array or object of a projected record.
+pub const MAX_RECORD_ENTRIES: usize = 32;
+/// The deepest nesting kept in a projected record.
+pub const MAX_RECORD_DEPTH: usize = 5;
+
+/// One listed model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelInfo {
+    /// The exact model ID.
+    pub id: String,
+    /// The context window in tokens, when the listing reports one (`context_length`,
+    /// `max_model_len`, or Cloudflare's `context_window` property).
+    pub context_length: Option<u64>,
+    /// The bounded Cloudflare catalog record (see the crate docs), `None` elsewhere.
+    pub record: Option<Value>,
+}
+
+/// A provider's model list, sorted by ID without duplicates.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ModelList {
+    /// The models.
+    pub models: Vec<ModelInfo>,
+    /// Whether IDs were dropped for exceeding a bound (count, ID length, page cap).
+    pub truncated: bool,
+}
+
+impl ModelList {
+    /// The model IDs.
+    pub fn ids(&self) -> impl Iterator<Item = &str> {
+        self.models.iter().map(|m| m.id.as_str())
+    }
+
+    /// Context-window detection: the reported context length of `id`, if any.
+    #[must_use]
+    pub fn context_window(&self, id: &str) -> Option<u64> {
+        self.models
+            .iter()
+            .find(|m| m.id == id)
+            .and_then(|m| m.context_length)
+    }
+
+    fn from_entries(entries: Vec<ModelInfo>, mut truncated: bool) -> Self {
+        let mut by_id = BTreeMap::new();
+        for entry in entries {
+            if entry.id.is_empty() || entry.id.len() > MAX_MODEL_ID_BYTES {
+                truncated |= !entry.id.is_empty();
+                continue;
+            }
+            by_id.entry(entry.id.clone()).or_insert(entry);
+        }
+        let mut models: Vec<ModelInfo> = by_id.into_values().collect();
+        if models.len() > MAX_MODELS {
+            models.truncate(MAX_MODELS);
+            truncated = true;
+        }
+        Self { models, truncated }
+    }
+}
+
+pub(crate) async fn list(
+    client: &Client,
+    provider: &Provider,
+    bearer: Option<&redaction::Secret>,
+) -> Result<ModelList> {
+    match &provider.capabilities().listing {
+        ModelListing::Standard { url } | ModelListing::Separate { url } => {
+            let value = get_json(client, provider, url, bearer).await?;
+            standard(provider, &value)
+        }
+        ModelListing::CloudflareSearch { url } => cloudflare(client, provider, url, bearer).await,
+    }
+}
+
+async fn get_json(
+    client: &Client,
+    provider: &Provider,
+    url: &str,
+    bearer: Option<&redaction::Secret>,
+) -> Result<Value> {
+    let response = client
+        .send(
+            provider,
+            http::Method::GET,
+            url,
+            bearer,
+            None,
+            "application/json",
+        )
+        .await?;
+    let limit = client.options().max_listing_bytes;
+    let bytes = client
+        .read_bounded(provider, response.into_body(), limit, "model listing")
+        .await?;
+    serde_json::from_slice(&bytes).map_err(|_| malformed(provider, "the listing is not JSON"))
+}
+
+/// Parses `{"data": [{"id": ...}, ...]}`.
+pub(crate) fn standard(provider: &Provider, value: &Value) -> Result<ModelList> {
+    let data = value
+        .get("data")
+        .and_then(Value::as_array)
+        .ok_or_else(|| malformed(provider, "the listing has no data list"))?;
+    let entries = data
+        .iter()
+        .filter_map(|m| {
+            let id = m.get("id")?.as_str()?.to_owned();
+            let context_length = ["context_length", "max_model_len", "context_window"]
+                .iter()
+                .find_map(|k| m.get(*k).and_then(Value::as_u64));
+            Some(ModelInfo {
+                id,
+                context_length,
+                record: None,
+            })
+        })
+        .collect();
+    Ok(ModelList::from_entries(entries, false))
+}
+
+#[derive(Debug, PartialEq)]
+struct PageInfo {
+    per_page: Option<u64>,
+    total_count: Option<u64>,
+    total_pages: Option<u64>,
+}
+
+async fn cloudflare(
+    client: &Client,
+    provider: &Provider,
+    url: &str,
+    bearer: Option<&redaction::Secret>,
+) -> Result<ModelList> {
+    let mut entries = Vec::new();
+    let mut first: Option<PageInfo> = None;
+    let mut last_page = 1;
+    let mut page = 1;
+    while page <= last_page {
+        let page_url = format!("{url}?page={page}&per_page={CLOUDFLARE_PAGE_SIZE}");
+        let value = get_json(client, provider, &page_url, bearer).await?;
+        if value.get("success").and_then(Value::as_bool) == Some(false) {
+            return Err(malformed(provider, "the catalog reported a failure"));
+        }
+        let records = value
+            .get("result")
+            .and_then(Value::as_array)
+            .ok_or_else(|| malformed(provider, "a catalog page has no result list"))?;
+        let info = value
+            .get("result_info")
+            .ok_or_else(|| malformed(provider, "a catalog page has no page metadata"))?;
+        let field = |k: &str| info.get(k).and_then(Value::as_u64);
+        if field("page").is_some_and(|p| p != page) {
+            return Err(malformed(
+                provider,
+                "a catalog page reported the wrong page number",
+            ));
+        }
+        let current = PageInfo {
+            per_page: field("per_page"),
+            total_count: field("total_count"),
+            total_pages: field("total_pages"),
+        };
+        match &first {
+            None => {
+                let per_page = current.per_page.unwrap_or(CLOUDFLARE_PAGE_SIZE).max(1);
+                last_page = current
+                    .total_pages
+                    .or_else(|| current.total_count.map(|t| t.div_ceil(per_page)))
+                    .unwrap_or(1)
+                    .max(1);
+                first = Some(current);
+            }
+            Some(first) if *first != current => {
+                return Err(malformed(
+                    provider,
+                    "the catalog's page metadata changed between pages",
+                ));
+            }
+            Some(_) => {}
+        }
+        entries.extend(records.iter().filter_map(|r| project(r, bearer)));
+        page += 1;
+        if page > CLOUDFLARE_MAX_PAGES {
+            break;
+        }
+    }
+    Ok(ModelList::from_entries(
+        entries,
+        last_page > CLOUDFLARE_MAX_PAGES,
+    ))
+}
+
+/// Projects one Workers AI catalog record into its bounded form.
+fn project(record: &Value, bearer: Option<&redaction::Secret>) -> Option<ModelInfo> {
+    let id = record.get("name")?.as_str()?.to_owned();
+    let mut out = Map::new();
+    out.insert("id".into(), json!(id));
+    for (from, to) in [
+        ("id", "uuid"),
+        ("source", "source"),
+        ("created_at", "created-at"),
+        ("tags", "tags"),
+        ("description", "description"),
+    ] {
+        if let Some(v) = record.get(from).filter(|v| !v.is_null()) {
+            out.insert(to.into(), v.clone());
+        }
+    }
+    if let Some(task) = record.get("task") {
+        let task_field = |k: &str| task.get(k).and_then(Value::as_str);
+        if let Some(name) = task_field("name") {
+            out.insert("task".into(), json!(name));
+        }
+        if let Some(task_id) = task_field("id") {
+            out.insert("task-id".into(), json!(task_id));
+        }
+    }
+    let mut properties = Map::new();
+    for p in record
+        .get("properties")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(key) = p.get("property_id").and_then(Value::as_str) {
+            properties.insert(
+                key.to_owned(),
+                p.get("value").cloned().unwrap_or(Value::Null),
+            );
+        }
+    }
+    let context_length = ["context_window", "max_input_tokens"].iter().find_map(|k| {
+        let v = properties.get(*k)?;
+        v.as_u64().or_else(|| v.as_str()?.parse().ok())
+    });
+    let schema = record.get("schema");
+    out.insert(
+        "function-calling".into(),
+        function_calling(&properties, schema),
+    );
+    if let Some(schema) = schema {
+        out.insert("schema".into(), schema_summary(schema));
+    }
+    if !properties.is_empty() {
+        out.insert("properties".into(), Value::Object(properties));
+    }
+    let mut truncated = false;
+    let mut value = Value::Object(out);
+    // Credentials are masked before anything is cut, so a cut can never expose a fragment.
+    if let Some(secret) = bearer
+        .map(redaction::Secret::expose)
+        .filter(|s| !s.is_empty())
+    {
+        redact(&mut value, secret);
+    }
+    let mut value = bound(&value, 0, &mut truncated);
+    for drop in ["schema", "properties", "tags", "description"] {
+        if serde_json::to_vec(&value).map_or(0, |b| b.len()) <= MAX_RECORD_BYTES {
+            break;
+        }
+        if let Some(map) = value.as_object_mut() {
+            map.remove(drop);
+            truncated = true;
+        }
+    }
+    if truncated && let Some(map) = value.as_object_mut() {
+        map.insert("metadata-truncated".into(), json!(true));
+    }
+    Some(ModelInfo {
+        id,
+        context_length,
+        record: Some(value),
+    })
+}
+
+/// `supported: false` when reported so, `advertised` when the property says so or the
+/// schema mentions `tools`/`tool_calls`, otherwise `unknown`.
+fn function_calling(properties: &Map<String, Value>, schema: Option<&Value>) -> Value {
+    let reported = properties.get("function_calling").map(|v| match v {
+        Value::Bool(b) => Some(*b),
+        Value::String(s) => s.parse::<bool>().ok(),
+        _ => None,
+    });
+    match reported.flatten() {
+        Some(false) => json!({ "supported": false }),
+        Some(true) => json!({ "status": "advertised" }),
+        None if schema.is_some_and(|s| mentions_tools(s, 0)) => json!({ "status": "advertised" }),
+        None => json!({ "status": "unknown" }),
+    }
+}
+
+fn mentions_tools(value: &Value, depth: usize) -> bool {
+    if depth > 16 {
+        return false;
+    }
+    match value {
+        Value::Object(map) => map
+            .iter()
+            .any(|(k, v)| k == "tools" || k == "tool_calls" || mentions_tools(v, depth + 1)),
+        Value::Array(items) => items.iter().any(|v| mentions_tools(v, depth + 1)),
+        _ => false,
+    }
+}
+
+/// The top-level property names of the input and output schemas.
+fn schema_summary(schema: &Value) -> Value {
+    let names = |side: &str| -> Vec<String> {
+        let s = schema.get(side);
+        let props = s
+            .and_then(|s| s.get("properties"))
+            .or_else(|| s.and_then(|s| s.get("oneOf")?.get(0)?.get("properties")));
+        props
+            .and_then(Value::as_object)
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    json!({ "input": names("input"), "output": names("output") })
+}
+
+fn redact(value: &mut Value, secret: &str) {
+    match value {
+        Value::String(s) if s.contains(secret) => *s = s.replace(secret, redaction::REDACTED),
+        Value::Array(items) => items.iter_mut().for_each(|v| redact(v, secret)),
+        Value::Object(map) => map.values_mut().for_each(|v| redact(v, secret)),
+        _ => {}
+    }
+}
+
+fn bound(value: &Value, depth: usize, truncated: &mut bool) -> Value {
+    match value {
+        Value::String(s) if s.chars().count() > MAX_RECORD_STRING_CHARS => {
+            *truncated = true;
+            Value::String(s.chars().take(MAX_RECORD_STRING_CHARS).collect())
+        }
+        Value::Array(_) | Value::Object(_) if depth >= MAX_RECORD_DEPTH => {
+            *truncated = true;
+            Value::Null
+        }
+        Value::Array(items) => {
+            *truncated |= items.len() > MAX_RECORD_ENTRIES;
+            items
+                .iter()
+                .take(MAX_RECORD_ENTRIES)
+                .map(|v| bound(v, depth + 1, truncated))
+                .collect()
+        }
+        Value::Object(map) => {
+            *truncated |= map.len() > MAX_RECORD_ENTRIES;
+            Value::Object(
+                map.iter()
+                    .take(MAX_RECORD_ENTRIES)
+                    .map(|(k, v)| (k.clone(), bound(v, depth + 1, truncated)))
+                    .collect(),
+            )
+        }
+        other => other.clone(),
+    }
+}

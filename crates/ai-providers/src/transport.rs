@@ -1,0 +1,263 @@
+//! The HTTP transport: one pooled hyper client, deadlines, status mapping and bounded bodies.
+//!
+//! Requests are sent exactly once: there is no retry and no redirect handling (a 3xx is an
+//! error). hyper-util's pooled client runs each connection on a task it spawns on the
+//! current tokio runtime; that is the pool's design and the only work this crate does not
+//! own directly. The tasks end when their connections close or the client is dropped.
+
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use http::header::{AUTHORIZATION, CONTENT_TYPE, RETRY_AFTER};
+use http::{HeaderValue, Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::Client as HyperClient;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+use redaction::Secret;
+
+use crate::config::Provider;
+use crate::error::{Error, Result, TIMEOUT_CONNECT};
+
+/// Deadlines and size bounds for every request the [`Client`] makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientOptions {
+    /// How long establishing a connection (TCP and TLS) may take. Default 5 s.
+    pub connect_timeout: Duration,
+    /// How long to wait for the response head, and then for each piece of the body.
+    /// Default 120 s, the spec's checked read deadline.
+    pub read_timeout: Duration,
+    /// The largest JSON reply (Chat Completions answers, error-free JSON Responses replies
+    /// are bounded by `max_turn_bytes` instead). Default 4 MiB.
+    pub max_json_bytes: usize,
+    /// The largest model-listing page. Default 8 MiB: 8,192 IDs with metadata fit easily.
+    pub max_listing_bytes: usize,
+    /// The longest server-sent event, in characters. Default 4 MiB.
+    pub max_event_chars: usize,
+    /// The most wire bytes of one streamed model turn. Default 16 MiB.
+    pub max_turn_bytes: usize,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        Self {
+            connect_timeout: Duration::from_secs(5),
+            read_timeout: Duration::from_secs(120),
+            max_json_bytes: 4 << 20,
+            max_listing_bytes: 8 << 20,
+            max_event_chars: 4 << 20,
+            max_turn_bytes: 16 << 20,
+        }
+    }
+}
+
+/// A pooled HTTP/1.1 and HTTP/2 client (rustls with the ring provider and the webpki
+/// roots) that talks to providers.
+///
+/// Construction performs no I/O. Clone it freely: clones share the pool.
+#[derive(Clone)]
+pub struct Client {
+    http: HyperClient<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    options: ClientOptions,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// Builds a client with these options.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Tls`] when the TLS configuration cannot be built.
+    pub fn new(options: ClientOptions) -> Result<Self> {
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        http.set_connect_timeout(Some(options.connect_timeout));
+        http.set_nodelay(true);
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_provider_and_webpki_roots(rustls::crypto::ring::default_provider())
+            .map_err(|e| Error::Tls(Box::new(e)))?
+            .https_or_http()
+            .enable_http1()
+            .enable_http2()
+            .wrap_connector(http);
+        let http = HyperClient::builder(TokioExecutor::new())
+            .timer(TokioTimer::new())
+            .pool_timer(TokioTimer::new())
+            .pool_idle_timeout(Duration::from_secs(90))
+            .build(https);
+        Ok(Self { http, options })
+    }
+
+    /// The options this client was built with.
+    #[must_use]
+    pub fn options(&self) -> &ClientOptions {
+        &self.options
+    }
+
+    /// Sends one request and returns the successful response head and body.
+    pub(crate) async fn send(
+        &self,
+        provider: &Provider,
+        method: Method,
+        url: &str,
+        bearer: Option<&Secret>,
+        body: Option<Vec<u8>>,
+        accept: &'static str,
+    ) -> Result<Response<Incoming>> {
+        let name = || provider.name().to_owned();
+        let mut builder = Request::builder()
+            .method(method)
+            .uri(url)
+            .header(http::header::ACCEPT, accept);
+        if let Some(token) = bearer {
+            let mut value = HeaderValue::try_from(format!("Bearer {}", token.expose()))
+                .map_err(|_| Error::CredentialUnavailable { provider: name() })?;
+            value.set_sensitive(true);
+            builder = builder.header(AUTHORIZATION, value);
+        }
+        if let Some(gateway) = provider.gateway_id() {
+            builder = builder.header("cf-aig-gateway-id", gateway);
+        }
+        if body.is_some() {
+            builder = builder.header(CONTENT_TYPE, "application/json");
+        }
+        let request = builder
+            .body(Full::new(Bytes::from(body.unwrap_or_default())))
+            .map_err(|_| Error::Setup {
+                provider: name(),
+                reason: "the request URL or a header value is not valid",
+            })?;
+        let response =
+            match tokio::time::timeout(self.options.read_timeout, self.http.request(request)).await
+            {
+                Err(_) => {
+                    return Err(Error::Timeout {
+                        provider: name(),
+                        phase: "waiting for the response",
+                    });
+                }
+                Ok(Err(e)) => return Err(classify(provider, &e)),
+                Ok(Ok(response)) => response,
+            };
+        check_status(provider, &response)?;
+        Ok(response)
+    }
+
+    /// Reads a whole body of at most `limit` bytes, each piece within the read deadline.
+    pub(crate) async fn read_bounded(
+        &self,
+        provider: &Provider,
+        mut body: Incoming,
+        limit: usize,
+        what: &'static str,
+    ) -> Result<Bytes> {
+        let mut buffer = BytesMut::new();
+        loop {
+            let frame = match tokio::time::timeout(self.options.read_timeout, body.frame()).await {
+                Err(_) => {
+                    return Err(Error::Timeout {
+                        provider: provider.name().to_owned(),
+                        phase: "reading the response body",
+                    });
+                }
+                Ok(None) => return Ok(buffer.freeze()),
+                Ok(Some(Err(_))) => {
+                    return Err(Error::Malformed {
+                        provider: provider.name().to_owned(),
+                        reason: "the connection broke while reading the body",
+                    });
+                }
+                Ok(Some(Ok(frame))) => frame,
+            };
+            if let Ok(data) = frame.into_data() {
+                if buffer.len() + data.len() > limit {
+                    return Err(Error::TooLarge {
+                        provider: provider.name().to_owned(),
+                        what,
+                        limit,
+                    });
+                }
+                buffer.extend_from_slice(&data);
+            }
+        }
+    }
+}
+
+/// Whether the response declares a server-sent-event stream.
+pub(crate) fn is_event_stream(response: &Response<Incoming>) -> bool {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("text/event-stream")
+        })
+}
+
+/// The longest `Retry-After` kept, in seconds (one day); larger or non-numeric values are
+/// dropped rather than trusted.
+pub const MAX_RETRY_AFTER_SECS: u64 = 86_400;
+
+fn check_status(provider: &Provider, response: &Response<Incoming>) -> Result<()> {
+    let status = response.status();
+    let name = provider.name().to_owned();
+    if status.is_success() {
+        return Ok(());
+    }
+    Err(match status {
+        s if s.is_redirection() => Error::Redirect {
+            provider: name,
+            status: s.as_u16(),
+        },
+        StatusCode::TOO_MANY_REQUESTS => Error::RateLimited {
+            provider: name,
+            retry_after_secs: response
+                .headers()
+                .get(RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .filter(|s| *s <= MAX_RETRY_AFTER_SECS),
+        },
+        StatusCode::FORBIDDEN => Error::AccessDenied { provider: name },
+        s => Error::HttpStatus {
+            provider: name,
+            status: s.as_u16(),
+            reason: s.canonical_reason().unwrap_or("unexpected status"),
+        },
+    })
+}
+
+fn classify(provider: &Provider, error: &hyper_util::client::legacy::Error) -> Error {
+    let name = provider.name().to_owned();
+    if error.is_connect() {
+        // The connector reports its own timeout as a connect error whose chain mentions it.
+        let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+        while let Some(e) = source {
+            if let Some(io) = e.downcast_ref::<std::io::Error>()
+                && io.kind() == std::io::ErrorKind::TimedOut
+            {
+                return Error::Timeout {
+                    provider: name,
+                    phase: TIMEOUT_CONNECT,
+                };
+            }
+            source = e.source();
+        }
+        return Error::Unreachable { provider: name };
+    }
+    Error::Malformed {
+        provider: name,
+        reason: "the connection failed before a complete response head arrived",
+    }
+}

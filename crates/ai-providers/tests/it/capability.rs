@@ -1,0 +1,136 @@
+//! Capability flags derived by the config mapping, and the placeholder rule.
+
+use ai_providers::{AuthKind, ModelListing, OutputTokenParam, ProviderConfig, is_placeholder_key};
+
+use crate::support::{config, provider};
+
+fn flags(url: &str, api: Option<&str>, key: Option<&str>) -> ai_providers::Capabilities {
+    provider(ProviderConfig {
+        api: api.map(str::to_owned),
+        key: key.map(Into::into),
+        ..config("p", url)
+    })
+    .capabilities()
+    .clone()
+}
+
+#[test]
+fn listing_kind_follows_the_origin() {
+    let check = |url: &str, expect: ModelListing| {
+        assert_eq!(flags(url, None, None).listing, expect, "{url}")
+    };
+    check(
+        "http://localhost:11434/v1/",
+        ModelListing::Standard {
+            url: "http://localhost:11434/v1/models".into(),
+        },
+    );
+    check(
+        "https://opencode.ai/inference/openai/v1",
+        ModelListing::Separate {
+            url: "https://opencode.ai/inference/v1/models".into(),
+        },
+    );
+    // The legacy Zen origin keeps its own models endpoint; plain HTTP is not adapted.
+    check(
+        "https://opencode.ai/zen/v1",
+        ModelListing::Standard {
+            url: "https://opencode.ai/zen/v1/models".into(),
+        },
+    );
+    check(
+        "http://opencode.ai/inference/openai/v1",
+        ModelListing::Standard {
+            url: "http://opencode.ai/inference/openai/v1/models".into(),
+        },
+    );
+    let account = "0123456789abcdef0123456789abcdef";
+    check(
+        &format!("https://api.cloudflare.com/client/v4/accounts/{account}/ai/v1"),
+        ModelListing::CloudflareSearch {
+            url: format!(
+                "https://api.cloudflare.com/client/v4/accounts/{account}/ai/models/search"
+            ),
+        },
+    );
+    // A malformed account ID is not guessed at.
+    check(
+        "https://api.cloudflare.com/client/v4/accounts/nothex/ai/v1",
+        ModelListing::Standard {
+            url: "https://api.cloudflare.com/client/v4/accounts/nothex/ai/v1/models".into(),
+        },
+    );
+}
+
+#[test]
+fn output_token_field_follows_api_and_endpoint() {
+    let cf = "https://api.cloudflare.com/client/v4/accounts/0123456789abcdef0123456789abcdef/ai/v1";
+    assert_eq!(
+        flags("http://x.test/v1", None, None).output_tokens,
+        OutputTokenParam::MaxCompletionTokens
+    );
+    assert_eq!(
+        flags(cf, None, None).output_tokens,
+        OutputTokenParam::MaxTokens
+    );
+    assert_eq!(
+        flags("http://x.test/v1", Some("responses"), None).output_tokens,
+        OutputTokenParam::MaxOutputTokens
+    );
+    assert_eq!(OutputTokenParam::MaxTokens.field(), "max_tokens");
+}
+
+#[test]
+fn max_turns_is_sent_only_with_native_tools() {
+    let with = provider(ProviderConfig {
+        api: Some("responses".into()),
+        native_tools: Some(vec!["web_search".into()]),
+        ..config("p", "http://x.test/v1")
+    });
+    assert!(with.capabilities().sends_max_turns);
+    assert!(!flags("http://x.test/v1", Some("responses"), None).sends_max_turns);
+}
+
+#[test]
+fn auth_kind_and_placeholders() {
+    assert_eq!(flags("http://x.test/v1", None, None).auth, AuthKind::None);
+    assert_eq!(
+        flags("http://x.test/v1", None, Some("sk-real")).auth,
+        AuthKind::InlineKey
+    );
+    assert_eq!(
+        flags(
+            "http://x.test/v1",
+            None,
+            Some("REPLACE_WITH_OPENCODE_ZEN_API_KEY")
+        )
+        .auth,
+        AuthKind::Placeholder
+    );
+    for key in [
+        "REPLACE_WITH_KEY",
+        "YOUR_API_KEY",
+        "your_xai_api_key",
+        "YOUR-TOKEN",
+        "CHANGEME",
+        "<api-key>",
+    ] {
+        assert!(is_placeholder_key(key), "{key}");
+    }
+    for key in ["sk-abc", "xai-123", "csk-YOUR_", "replace"] {
+        assert!(!is_placeholder_key(key), "{key}");
+    }
+}
+
+#[test]
+fn derived_flags_do_not_depend_on_the_name() {
+    let a = flags("http://x.test/v1", None, None);
+    let b = provider(config("grok", "http://x.test/v1"))
+        .capabilities()
+        .clone();
+    let c = provider(config("cloudflare", "http://x.test/v1"))
+        .capabilities()
+        .clone();
+    assert_eq!(a, b);
+    assert_eq!(a, c);
+}

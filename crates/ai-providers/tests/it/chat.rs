@@ -1,0 +1,340 @@
+//! Chat Completions against the fixture: request shape, JSON replies and streams.
+
+use ai_providers::{
+    Category, Message, ProviderConfig, ToolCall, ToolSpec, Turn, TurnEvent, TurnRequest, Usage,
+};
+use provider_fixture::{End, Fixture, Reply};
+use serde_json::{Value, json};
+
+use crate::support::{assert_safe, client, config, keyed, provider};
+
+const PATH: &str = "/v1/chat/completions";
+
+fn tool_request(stream: bool) -> TurnRequest {
+    TurnRequest {
+        model: Some("m1".into()),
+        messages: vec![
+            Message::System("be brief".into()),
+            Message::User("weather?".into()),
+            Message::Assistant {
+                text: String::new(),
+                calls: vec![ToolCall {
+                    id: "c0".into(),
+                    name: "lookup".into(),
+                    arguments: "{}".into(),
+                }],
+                opaque: vec![json!({"ignored": true})],
+            },
+            Message::ToolResult {
+                call_id: "c0".into(),
+                content: "sunny".into(),
+                is_error: false,
+            },
+        ],
+        tools: vec![ToolSpec {
+            name: "lookup".into(),
+            description: "Looks things up".into(),
+            parameters: json!({"type": "object", "properties": {"q": {"type": "string"}}}),
+        }],
+        tools_enabled: true,
+        max_output_tokens: Some(99),
+        stream,
+    }
+}
+
+fn sent(fixture: &Fixture) -> Value {
+    let requests = fixture.requests();
+    serde_json::from_slice(&requests.last().expect("a request").body).expect("json body")
+}
+
+async fn run(
+    p: &ai_providers::Provider,
+    request: &TurnRequest,
+) -> (ai_providers::Result<Turn>, Vec<TurnEvent>) {
+    let mut events = Vec::new();
+    let result = client().turn(p, request, &mut |e| events.push(e)).await;
+    (result, events)
+}
+
+#[tokio::test]
+async fn a_json_reply_yields_text_tool_calls_and_usage() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        PATH,
+        Reply::json(
+            json!({
+                "choices": [{
+                    "message": {
+                        "content": "checking",
+                        "tool_calls": [{"id": "c1", "type": "function",
+                            "function": {"name": "lookup", "arguments": "{\"q\":\"x\"}"}}]
+                    },
+                    "finish_reason": "tool_calls"
+                }],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 3, "cost": 0.25}
+            })
+            .to_string(),
+        ),
+    );
+    let p = keyed("p", &fixture.url("/v1"));
+    let (turn, events) = run(&p, &tool_request(false)).await;
+    let turn = turn.expect("turn");
+    assert_eq!(turn.text, "checking");
+    assert_eq!(
+        turn.calls,
+        [ToolCall {
+            id: "c1".into(),
+            name: "lookup".into(),
+            arguments: "{\"q\":\"x\"}".into()
+        }]
+    );
+    assert_eq!(turn.finish_reason.as_deref(), Some("tool_calls"));
+    let usage = Usage {
+        input_tokens: 10,
+        output_tokens: 3,
+        cost: Some(0.25),
+    };
+    assert_eq!(turn.usage, Some(usage));
+    assert_eq!(events, [TurnEvent::Usage(usage), TurnEvent::Completed]);
+
+    let body = sent(&fixture);
+    assert_eq!(body["model"], "m1");
+    assert_eq!(body["tool_choice"], "auto");
+    assert_eq!(body["max_completion_tokens"], 99);
+    assert_eq!(body["tools"][0]["function"]["name"], "lookup");
+    assert_eq!(body["tools"][0]["function"]["parameters"]["type"], "object");
+    let roles: Vec<&str> = body["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .map(|m| m["role"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool"]);
+    assert_eq!(body["messages"][2]["tool_calls"][0]["id"], "c0");
+    assert_eq!(body["messages"][3]["tool_call_id"], "c0");
+    assert!(body.get("stream").is_none());
+    let auth = fixture.requests()[0]
+        .headers
+        .get("authorization")
+        .cloned()
+        .expect("auth");
+    assert_eq!(auth, format!("Bearer {}", crate::support::KEY).as_str());
+}
+
+#[tokio::test]
+async fn tool_choice_omit_and_disabled_tools() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        PATH,
+        Reply::json(r#"{"choices":[{"message":{"content":"ok"},"finish_reason":"stop"}]}"#),
+    );
+    let omit = provider(ProviderConfig {
+        tool_choice: Some("omit".into()),
+        ..config("o", &fixture.url("/v1"))
+    });
+    run(&omit, &tool_request(false)).await.0.expect("turn");
+    let body = sent(&fixture);
+    assert!(body.get("tool_choice").is_none());
+    assert!(body.get("tools").is_some());
+
+    let standard = keyed("s", &fixture.url("/v1"));
+    let mut request = tool_request(false);
+    request.tools_enabled = false;
+    run(&standard, &request).await.0.expect("turn");
+    assert_eq!(sent(&fixture)["tool_choice"], "none");
+
+    request.tools.clear();
+    run(&standard, &request).await.0.expect("turn");
+    let body = sent(&fixture);
+    assert!(body.get("tool_choice").is_none() && body.get("tools").is_none());
+}
+
+#[tokio::test]
+async fn tool_calling_false_refuses_tools_before_sending() {
+    let fixture = Fixture::start().await.expect("fixture");
+    let p = provider(ProviderConfig {
+        tool_calling: Some(false),
+        ..config("n", &fixture.url("/v1"))
+    });
+    let error = run(&p, &tool_request(false)).await.0.expect_err("refused");
+    assert_eq!(error.category(), Category::Setup);
+    assert_eq!(fixture.requests().len(), 0);
+}
+
+#[tokio::test]
+async fn text_that_looks_like_a_tool_call_stays_text() {
+    let fixture = Fixture::start().await.expect("fixture");
+    let fake = r#"{"name":"lookup","arguments":{"q":"x"}} <tool_call>lookup</tool_call>"#;
+    fixture.route(
+        PATH,
+        Reply::json(
+            json!({"choices":[{"message":{"content": fake},"finish_reason":"stop"}]}).to_string(),
+        ),
+    );
+    let turn = run(&keyed("p", &fixture.url("/v1")), &tool_request(false))
+        .await
+        .0
+        .expect("turn");
+    assert!(turn.calls.is_empty());
+    assert_eq!(turn.text, fake);
+}
+
+fn chunk(delta: Value, finish: Option<&str>) -> String {
+    json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}).to_string()
+}
+
+#[tokio::test]
+async fn a_stream_assembles_text_and_tool_calls_at_the_end() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(PATH, Reply::sse_events([
+        chunk(json!({"role": "assistant", "content": "Hel"}), None),
+        chunk(json!({"content": "lo"}), None),
+        chunk(json!({"tool_calls": [{"index": 0, "id": "c9", "function": {"name": "look", "arguments": "{\"q\""}}]}), None),
+        chunk(json!({"tool_calls": [{"index": 0, "function": {"name": "up", "arguments": ":1}"}}]}), None),
+        chunk(json!({}), Some("tool_calls")),
+        json!({"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 2}}).to_string(),
+        "[DONE]".to_owned(),
+    ]));
+    let (turn, events) = run(&keyed("p", &fixture.url("/v1")), &tool_request(true)).await;
+    let turn = turn.expect("turn");
+    assert_eq!(turn.text, "Hello");
+    assert_eq!(
+        turn.calls,
+        [ToolCall {
+            id: "c9".into(),
+            name: "lookup".into(),
+            arguments: "{\"q\":1}".into()
+        }]
+    );
+    assert_eq!(turn.usage.map(|u| u.input_tokens), Some(5));
+    assert_eq!(
+        events[..2],
+        [
+            TurnEvent::TextDelta("Hel".into()),
+            TurnEvent::TextDelta("lo".into())
+        ]
+    );
+    assert_eq!(events.last(), Some(&TurnEvent::Completed));
+    assert_eq!(sent(&fixture)["stream"], true);
+}
+
+#[tokio::test]
+async fn a_cut_off_stream_never_yields_its_partial_calls() {
+    for end in [End::Close, End::Abort] {
+        let fixture = Fixture::start().await.expect("fixture");
+        fixture.route(PATH, Reply::sse_events([
+            chunk(json!({"tool_calls": [{"index": 0, "id": "c9", "function": {"name": "lookup", "arguments": "{"}}]}), None),
+        ]).ending(end));
+        let (result, events) = run(&keyed("p", &fixture.url("/v1")), &tool_request(true)).await;
+        let error = result.expect_err("cut off");
+        assert_eq!(error.category(), Category::Malformed, "{end:?}");
+        assert!(error.is_unknown_outcome());
+        assert_safe(&error);
+        assert!(!events.contains(&TurnEvent::Completed));
+        assert_eq!(fixture.requests().len(), 1);
+    }
+}
+
+#[tokio::test]
+async fn no_model_is_a_setup_error_before_sending() {
+    let fixture = Fixture::start().await.expect("fixture");
+    let p = provider(ProviderConfig {
+        model: None,
+        ..config("p", &fixture.url("/v1"))
+    });
+    let error = run(&p, &TurnRequest::prompt("hi"))
+        .await
+        .0
+        .expect_err("no model");
+    assert_eq!(error.category(), Category::Setup);
+    assert_eq!(fixture.requests().len(), 0);
+}
+
+#[tokio::test]
+async fn the_gateway_header_is_sent_only_when_configured() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        PATH,
+        Reply::json(r#"{"choices":[{"message":{"content":"ok"},"finish_reason":"stop"}]}"#),
+    );
+    let with = provider(ProviderConfig {
+        gateway_id: Some("my-gw".into()),
+        ..config("cf", &fixture.url("/v1"))
+    });
+    run(&with, &TurnRequest::prompt("hi"))
+        .await
+        .0
+        .expect("turn");
+    run(&keyed("p", &fixture.url("/v1")), &TurnRequest::prompt("hi"))
+        .await
+        .0
+        .expect("turn");
+    let requests = fixture.requests();
+    assert_eq!(
+        requests[0]
+            .headers
+            .get("cf-aig-gateway-id")
+            .expect("header"),
+        "my-gw"
+    );
+    assert!(requests[1].headers.get("cf-aig-gateway-id").is_none());
+}
+
+#[tokio::test]
+async fn the_doctor_probe_counts_only_real_tool_calls() {
+    let fixture = Fixture::start().await.expect("fixture");
+    let call = json!({"choices": [{"message": {"content": null, "tool_calls": [{"id": "c1", "type": "function",
+        "function": {"name": ai_providers::PROBE_TOOL, "arguments": "{\"status\":\"ok\"}"}}]}, "finish_reason": "tool_calls"}]});
+    let prose = json!({"choices": [{"message": {"content": format!("{{\"name\":\"{}\"}}", ai_providers::PROBE_TOOL)}, "finish_reason": "stop"}]});
+    fixture.route(PATH, Reply::json(call.to_string()));
+    fixture.route(PATH, Reply::json(prose.to_string()));
+    let p = keyed("p", &fixture.url("/v1"));
+    assert!(client().probe(&p, None).await.expect("probe").tool_call);
+    assert!(!client().probe(&p, None).await.expect("probe").tool_call);
+    let body = sent(&fixture);
+    assert_eq!(
+        body["tools"][0]["function"]["name"],
+        ai_providers::PROBE_TOOL
+    );
+    assert_eq!(body["tool_choice"], "auto");
+}
+
+#[tokio::test]
+async fn finished_streams_return_their_connection_to_the_pool() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        PATH,
+        Reply::sse_events([
+            chunk(json!({"content": "a"}), Some("stop")),
+            "[DONE]".to_owned(),
+        ]),
+    );
+    let p = keyed("p", &fixture.url("/v1"));
+    let client = client();
+    let mut request = TurnRequest::prompt("hi");
+    request.stream = true;
+    for _ in 0..5 {
+        client.turn(&p, &request, &mut |_| {}).await.expect("turn");
+    }
+    assert_eq!(fixture.requests().len(), 5);
+    assert_eq!(fixture.connections(), 1);
+}
+
+#[tokio::test]
+async fn the_output_token_field_follows_the_flag() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        PATH,
+        Reply::json(r#"{"choices":[{"message":{"content":"ok"},"finish_reason":"stop"}]}"#),
+    );
+    let p = keyed("workers", &fixture.url("/v1"));
+    let mut caps = p.capabilities().clone();
+    caps.output_tokens = ai_providers::OutputTokenParam::MaxTokens;
+    let p = p.with_capabilities(caps);
+    let mut request = TurnRequest::prompt("hi");
+    request.max_output_tokens = Some(2048);
+    run(&p, &request).await.0.expect("turn");
+    let body = sent(&fixture);
+    assert_eq!(body["max_tokens"], 2048);
+    assert!(body.get("max_completion_tokens").is_none());
+}

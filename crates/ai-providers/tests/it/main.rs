@@ -1,0 +1,11 @@
+//! Integration tests of ai-providers against the provider fixture on 127.0.0.1.
+
+mod capability;
+mod chat;
+mod cli;
+mod credential;
+mod hygiene;
+mod models;
+mod responses;
+mod support;
+mod transport;

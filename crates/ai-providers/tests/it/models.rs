@@ -1,0 +1,278 @@
+//! Model listing: standard, separate (Zen-style) and Cloudflare's paginated catalog.
+
+use ai_providers::{Category, ModelListing, ProviderSet};
+use provider_fixture::{Fixture, Reply};
+use serde_json::{Value, json};
+
+use crate::support::{client, config, keyed};
+
+#[tokio::test]
+async fn standard_listing_sorts_dedupes_and_reads_context_windows() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/v1/models",
+        Reply::json(
+            json!({"data": [
+                {"id": "zeta", "context_length": 8192},
+                {"id": "alpha", "max_model_len": 32768},
+                {"id": "zeta"},
+                {"id": ""},
+                {"id": "x".repeat(600)},
+                {"object": "no id"},
+            ]})
+            .to_string(),
+        ),
+    );
+    let list = client()
+        .list_models(&keyed("p", &fixture.url("/v1")))
+        .await
+        .expect("list");
+    assert_eq!(list.ids().collect::<Vec<_>>(), ["alpha", "zeta"]);
+    assert_eq!(list.context_window("alpha"), Some(32768));
+    assert_eq!(list.context_window("zeta"), Some(8192));
+    assert!(list.truncated, "the over-long ID was dropped");
+    assert_eq!(fixture.requests()[0].method, "GET");
+}
+
+#[tokio::test]
+async fn a_separate_models_endpoint_is_used_when_flagged() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/inference/v1/models",
+        Reply::json(r#"{"data":[{"id":"free-1"}]}"#),
+    );
+    let p = keyed("zen", &fixture.url("/inference/openai/v1"));
+    let mut caps = p.capabilities().clone();
+    caps.listing = ModelListing::Separate {
+        url: fixture.url("/inference/v1/models"),
+    };
+    let p = p.with_capabilities(caps);
+    let list = client().list_models(&p).await.expect("list");
+    assert_eq!(list.ids().collect::<Vec<_>>(), ["free-1"]);
+    assert_eq!(fixture.count("/inference/openai/v1/models"), 0);
+}
+
+fn cf_record(name: &str) -> Value {
+    json!({"id": format!("uuid-{name}"), "name": name, "source": 1, "description": "d",
+           "task": {"id": "t1", "name": "Text Generation"},
+           "properties": [{"property_id": "context_window", "value": "4096"}]})
+}
+
+fn cf_page(page: u64, names: &[&str], total_count: u64) -> Reply {
+    let result: Vec<Value> = names.iter().map(|n| cf_record(n)).collect();
+    Reply::json(json!({"success": true, "result": result,
+        "result_info": {"page": page, "per_page": 100, "count": names.len(), "total_count": total_count}}).to_string())
+}
+
+fn cloudflare(fixture: &Fixture) -> ai_providers::Provider {
+    let p = keyed("cf", &fixture.url("/client/v4/accounts/abc/ai/v1"));
+    let mut caps = p.capabilities().clone();
+    caps.listing = ModelListing::CloudflareSearch {
+        url: fixture.url("/search"),
+    };
+    p.with_capabilities(caps)
+}
+
+#[tokio::test]
+async fn cloudflare_traverses_short_and_empty_pages_without_inventing_models() {
+    let fixture = Fixture::start().await.expect("fixture");
+    // total_count 350 => 4 pages, although far fewer records are visible.
+    fixture.route("/search", cf_page(1, &["@cf/b", "@cf/a"], 350));
+    fixture.route("/search", cf_page(2, &[], 350));
+    fixture.route("/search", cf_page(3, &["@cf/c"], 350));
+    fixture.route("/search", cf_page(4, &["@cf/a"], 350));
+    let list = client()
+        .list_models(&cloudflare(&fixture))
+        .await
+        .expect("list");
+    assert_eq!(list.ids().collect::<Vec<_>>(), ["@cf/a", "@cf/b", "@cf/c"]);
+    assert!(!list.truncated);
+    let queries: Vec<String> = fixture
+        .requests()
+        .iter()
+        .map(|r| r.query.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        queries,
+        [
+            "page=1&per_page=100",
+            "page=2&per_page=100",
+            "page=3&per_page=100",
+            "page=4&per_page=100"
+        ]
+    );
+    assert_eq!(list.context_window("@cf/a"), Some(4096));
+    let record = list.models[0].record.clone().expect("record");
+    assert_eq!(record["task"], "Text Generation");
+    assert_eq!(record["function-calling"], json!({"status": "unknown"}));
+}
+
+#[tokio::test]
+async fn cloudflare_refuses_unstable_page_metadata() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route("/search", cf_page(1, &["@cf/a"], 200));
+    fixture.route("/search", cf_page(2, &["@cf/b"], 300));
+    let error = client()
+        .list_models(&cloudflare(&fixture))
+        .await
+        .expect_err("unstable");
+    assert_eq!(error.category(), Category::Malformed);
+}
+
+#[tokio::test]
+async fn cloudflare_stops_after_twenty_pages() {
+    let fixture = Fixture::start().await.expect("fixture");
+    for page in 1..=20 {
+        fixture.route("/search", cf_page(page, &["@cf/a"], 2500));
+    }
+    let list = client()
+        .list_models(&cloudflare(&fixture))
+        .await
+        .expect("list");
+    assert_eq!(fixture.requests().len(), 20);
+    assert!(list.truncated);
+}
+
+#[tokio::test]
+async fn cloudflare_records_are_projected_and_bounded() {
+    let fixture = Fixture::start().await.expect("fixture");
+    let records = json!([
+        {"name": "@cf/no", "properties": [{"property_id": "function_calling", "value": "false"},
+            {"property_id": "price", "value": [{"unit": "per M input tokens", "price": 0.1, "currency": "USD"}]}]},
+        {"name": "@cf/tools", "schema": {"input": {"properties": {"messages": {}, "tools": {}}}, "output": {"properties": {"response": {}}}},
+         "secret_field_not_projected": "x"},
+        {"name": "@cf/long", "description": format!("{}{}", "y".repeat(1995), crate::support::KEY)},
+    ]);
+    fixture.route(
+        "/search",
+        Reply::json(
+            json!({"success": true, "result": records,
+        "result_info": {"page": 1, "per_page": 100, "count": 3, "total_count": 3}})
+            .to_string(),
+        ),
+    );
+    let list = client()
+        .list_models(&cloudflare(&fixture))
+        .await
+        .expect("list");
+    let record = |id: &str| {
+        list.models
+            .iter()
+            .find(|m| m.id == id)
+            .and_then(|m| m.record.clone())
+            .expect(id)
+    };
+    assert_eq!(
+        record("@cf/no")["function-calling"],
+        json!({"supported": false})
+    );
+    assert_eq!(
+        record("@cf/no")["properties"]["price"][0]["currency"],
+        "USD"
+    );
+    assert_eq!(
+        record("@cf/tools")["function-calling"],
+        json!({"status": "advertised"})
+    );
+    assert_eq!(
+        record("@cf/tools")["schema"]["input"],
+        json!(["messages", "tools"])
+    );
+    assert!(
+        record("@cf/tools")
+            .get("secret_field_not_projected")
+            .is_none()
+    );
+    let long = record("@cf/long");
+    assert_eq!(long["metadata-truncated"], true);
+    assert_eq!(
+        long["description"].as_str().map(|s| s.chars().count()),
+        Some(2000)
+    );
+    assert!(serde_json::to_vec(&long).expect("json").len() <= 8000);
+}
+
+#[tokio::test]
+async fn one_failing_provider_does_not_hide_the_others() {
+    let good = Fixture::start().await.expect("fixture");
+    let bad = Fixture::start().await.expect("fixture");
+    good.route("/v1/models", Reply::json(r#"{"data":[{"id":"m"}]}"#));
+    bad.route("/v1/models", Reply::status_json(500, "{}"));
+    let set = ProviderSet::from_config(
+        None,
+        &[
+            config("bad", &bad.url("/v1")),
+            config("good", &good.url("/v1")),
+        ],
+    )
+    .expect("config");
+    let results = client().list_all(&set).await;
+    assert_eq!(results.len(), 2);
+    assert_eq!(results[0].0, "bad");
+    assert_eq!(
+        results[0]
+            .1
+            .as_ref()
+            .map_err(ai_providers::Error::category)
+            .err(),
+        Some(Category::HttpStatus)
+    );
+    assert_eq!(results[1].1.as_ref().map(|l| l.models.len()).ok(), Some(1));
+}
+
+#[tokio::test]
+async fn context_windows_come_from_the_listing_or_ollama_details() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/v1/models",
+        Reply::json(r#"{"data":[{"id":"served","max_model_len":16384}]}"#),
+    );
+    fixture.route(
+        "/api/show",
+        Reply::json(
+            json!({
+                "parameters": "temperature 0.7\nnum_ctx 8192",
+                "model_info": {"llama.context_length": 131072, "general.architecture": "llama"}
+            })
+            .to_string(),
+        ),
+    );
+    fixture.route(
+        "/api/show",
+        Reply::json(r#"{"model_info":{"qwen3.context_length":40960}}"#),
+    );
+    let p = keyed("local", &fixture.url("/v1"));
+    let client = client();
+    assert_eq!(
+        client.context_window(&p, "served").await.expect("listing"),
+        Some(16384)
+    );
+    assert_eq!(
+        client.context_window(&p, "other").await.expect("listing"),
+        None
+    );
+    assert_eq!(
+        client
+            .ollama_context_window(&p, "llama3.2")
+            .await
+            .expect("show"),
+        Some(8192)
+    );
+    assert_eq!(
+        client
+            .ollama_context_window(&p, "qwen3")
+            .await
+            .expect("show"),
+        Some(40960)
+    );
+    let shows: Vec<Value> = fixture
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/api/show")
+        .map(|r| serde_json::from_slice(&r.body).expect("json"))
+        .collect();
+    assert_eq!(
+        shows,
+        [json!({"model": "llama3.2"}), json!({"model": "qwen3"})]
+    );
+}

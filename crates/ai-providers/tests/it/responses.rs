@@ -1,0 +1,504 @@
+//! Responses streaming against the fixture: typed events, completion-only tool batches,
+//! opaque replay, failures and bounds.
+
+use std::time::Duration;
+
+use ai_providers::{
+    Category, Client, ClientOptions, Message, ProviderConfig, ToolCall, ToolSpec, TurnEvent,
+    TurnRequest,
+};
+use provider_fixture::{End, Fixture, Reply};
+use serde_json::{Value, json};
+
+use crate::support::{KEY, assert_safe, client, client_with_read_timeout, config, provider};
+
+const PATH: &str = "/v1/responses";
+
+fn grok(url: &str) -> ai_providers::Provider {
+    provider(ProviderConfig {
+        api: Some("responses".into()),
+        key: Some(KEY.into()),
+        native_tools: Some(vec!["web_search".into(), "x_search".into()]),
+        max_turns: Some(4),
+        ..config("g", url)
+    })
+}
+
+fn reasoning() -> Value {
+    json!({"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "opaque+state/=="})
+}
+
+fn function_call() -> Value {
+    json!({"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "lookup", "arguments": "{\"q\":\"x\"}", "status": "completed"})
+}
+
+fn message_item() -> Value {
+    json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Hi there"}]})
+}
+
+fn search(status: &str) -> Value {
+    json!({"type": "web_search_call", "id": "ws_1", "status": status})
+}
+
+fn completed() -> Value {
+    json!({"type": "response.completed", "response": {
+        "status": "completed",
+        "output": [search("completed"), reasoning(), message_item(), function_call()],
+        "usage": {"input_tokens": 12, "output_tokens": 4, "cost": 0.5}
+    }})
+}
+
+fn full_stream() -> Vec<String> {
+    [
+        json!({"type": "response.created", "response": {"status": "in_progress"}}),
+        json!({"type": "response.output_item.added", "item": search("in_progress")}),
+        json!({"type": "response.output_item.done", "item": search("completed")}),
+        json!({"type": "response.output_item.done", "item": reasoning()}),
+        json!({"type": "response.output_text.delta", "delta": "Hi "}),
+        json!({"type": "response.output_text.delta", "delta": "there"}),
+        json!({"type": "response.output_item.done", "item": message_item()}),
+        json!({"type": "response.function_call_arguments.delta", "delta": "{\"q\""}),
+        json!({"type": "response.output_item.done", "item": function_call()}),
+        completed(),
+    ]
+    .iter()
+    .map(Value::to_string)
+    .collect()
+}
+
+fn request() -> TurnRequest {
+    TurnRequest {
+        model: None,
+        messages: vec![
+            Message::System("sys".into()),
+            Message::User("q".into()),
+            Message::Assistant {
+                text: "ignored when opaque is present".into(),
+                calls: vec![],
+                opaque: vec![reasoning(), function_call()],
+            },
+            Message::ToolResult {
+                call_id: "call_1".into(),
+                content: "42".into(),
+                is_error: false,
+            },
+        ],
+        tools: vec![ToolSpec {
+            name: "lookup".into(),
+            description: "d".into(),
+            parameters: json!({"type": "object"}),
+        }],
+        tools_enabled: true,
+        max_output_tokens: Some(500),
+        stream: false,
+    }
+}
+
+async fn run(
+    client: &Client,
+    p: &ai_providers::Provider,
+) -> (ai_providers::Result<ai_providers::Turn>, Vec<TurnEvent>) {
+    let mut events = Vec::new();
+    let result = client.turn(p, &request(), &mut |e| events.push(e)).await;
+    (result, events)
+}
+
+#[tokio::test]
+async fn a_stream_emits_typed_events_and_one_completed_batch() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(PATH, Reply::sse_events(full_stream()));
+    let (turn, events) = run(&client(), &grok(&fixture.url("/v1"))).await;
+    let turn = turn.expect("turn");
+    assert_eq!(turn.text, "Hi there");
+    assert_eq!(
+        turn.calls,
+        [ToolCall {
+            id: "call_1".into(),
+            name: "lookup".into(),
+            arguments: "{\"q\":\"x\"}".into()
+        }]
+    );
+    assert_eq!(
+        turn.opaque[1],
+        reasoning(),
+        "encrypted reasoning is kept unchanged"
+    );
+    assert_eq!(turn.opaque.len(), 4);
+    assert_eq!(
+        turn.usage
+            .map(|u| (u.input_tokens, u.output_tokens, u.cost)),
+        Some((12, 4, Some(0.5)))
+    );
+    let search = |status: &str| TurnEvent::NativeSearch {
+        kind: "web_search_call".into(),
+        status: status.into(),
+    };
+    assert_eq!(
+        events,
+        [
+            search("in_progress"),
+            search("completed"),
+            TurnEvent::TextDelta("Hi ".into()),
+            TurnEvent::TextDelta("there".into()),
+            TurnEvent::MessageCompleted("Hi there".into()),
+            TurnEvent::FunctionCallItem {
+                name: "lookup".into()
+            },
+            TurnEvent::Usage(turn.usage.expect("usage")),
+            TurnEvent::Completed,
+        ]
+    );
+}
+
+#[tokio::test]
+async fn the_request_replays_everything_with_store_false() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(PATH, Reply::sse_events(full_stream()));
+    run(&client(), &grok(&fixture.url("/v1")))
+        .await
+        .0
+        .expect("turn");
+    let body: Value = serde_json::from_slice(&fixture.requests()[0].body).expect("json");
+    assert_eq!(body["stream"], true);
+    assert_eq!(body["store"], false);
+    assert_eq!(body["model"], "test-model");
+    assert_eq!(body["max_output_tokens"], 500);
+    assert_eq!(body["max_turns"], 4);
+    assert_eq!(body["tool_choice"], "auto");
+    assert_eq!(
+        body["input"],
+        json!([
+            {"role": "system", "content": "sys"},
+            {"role": "user", "content": "q"},
+            reasoning(),
+            function_call(),
+            {"type": "function_call_output", "call_id": "call_1", "output": "42"},
+        ])
+    );
+    let tools: Vec<&str> = body["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["type"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(tools, ["function", "web_search", "x_search"]);
+}
+
+#[tokio::test]
+async fn without_tools_no_native_tools_or_max_turns_are_sent() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(PATH, Reply::sse_events(full_stream()));
+    let mut req = request();
+    req.tools_enabled = false;
+    client()
+        .turn(&grok(&fixture.url("/v1")), &req, &mut |_| {})
+        .await
+        .expect("turn");
+    let body: Value = serde_json::from_slice(&fixture.requests()[0].body).expect("json");
+    assert!(body.get("tools").is_none() && body.get("max_turns").is_none());
+}
+
+#[tokio::test]
+async fn partial_calls_never_execute_when_the_stream_breaks() {
+    let mut partial = full_stream();
+    partial.pop();
+    for end in [End::Close, End::Abort] {
+        let fixture = Fixture::start().await.expect("fixture");
+        fixture.route(PATH, Reply::sse_events(partial.clone()).ending(end));
+        let (result, events) = run(&client(), &grok(&fixture.url("/v1"))).await;
+        let error = result.expect_err("no completion");
+        assert_eq!(error.category(), Category::Malformed);
+        assert!(error.is_unknown_outcome());
+        assert!(!events.contains(&TurnEvent::Completed));
+        assert_eq!(fixture.requests().len(), 1, "not resampled");
+    }
+}
+
+#[tokio::test]
+async fn failed_incomplete_and_error_events_fail_the_turn() {
+    for kind in ["response.failed", "response.incomplete", "error"] {
+        let fixture = Fixture::start().await.expect("fixture");
+        let mut stream = full_stream();
+        stream.truncate(3);
+        stream.push(json!({"type": kind, "message": crate::support::BODY_MARKER}).to_string());
+        fixture.route(PATH, Reply::sse_events(stream));
+        let error = run(&client(), &grok(&fixture.url("/v1")))
+            .await
+            .0
+            .expect_err(kind);
+        assert_eq!(error.category(), Category::ProviderFailed, "{kind}");
+        assert_safe(&error);
+        assert_eq!(fixture.requests().len(), 1);
+    }
+}
+
+#[tokio::test]
+async fn events_and_turns_are_bounded() {
+    let fixture = Fixture::start().await.expect("fixture");
+    let huge = json!({"type": "response.output_text.delta", "delta": "é".repeat(3000)}).to_string();
+    fixture.route(PATH, Reply::sse_events([huge.clone()]));
+    let small_events = Client::new(ClientOptions {
+        max_event_chars: 2048,
+        ..ClientOptions::default()
+    })
+    .expect("client");
+    let error = run(&small_events, &grok(&fixture.url("/v1")))
+        .await
+        .0
+        .expect_err("event bound");
+    assert_eq!(error.category(), Category::TooLarge);
+    assert!(error.to_string().contains("event"));
+
+    // Many small events add up to the per-turn wire bound.
+    let fixture = Fixture::start().await.expect("fixture");
+    let delta = json!({"type": "response.output_text.delta", "delta": "x".repeat(500)}).to_string();
+    fixture.route(PATH, Reply::sse_events(vec![delta; 40]));
+    let small_turns = Client::new(ClientOptions {
+        max_turn_bytes: 10_000,
+        ..ClientOptions::default()
+    })
+    .expect("client");
+    let error = run(&small_turns, &grok(&fixture.url("/v1")))
+        .await
+        .0
+        .expect_err("turn bound");
+    assert_eq!(error.category(), Category::TooLarge);
+    assert!(error.to_string().contains("turn"));
+}
+
+#[tokio::test]
+async fn events_split_across_chunks_and_crlf_parse() {
+    let fixture = Fixture::start().await.expect("fixture");
+    let text: String = full_stream()
+        .iter()
+        .map(|e| format!("event: x\r\ndata: {e}\r\n\r\n"))
+        .collect();
+    let chunks: Vec<String> = text
+        .as_bytes()
+        .chunks(7)
+        .map(|c| String::from_utf8_lossy(c).into_owned())
+        .collect();
+    // Byte-chunking may split a UTF-8 sequence; the stream is ASCII, so lossy is exact.
+    fixture.route(PATH, Reply::sse_chunks(chunks));
+    let turn = run(&client(), &grok(&fixture.url("/v1")))
+        .await
+        .0
+        .expect("turn");
+    assert_eq!(turn.calls.len(), 1);
+}
+
+#[tokio::test]
+async fn a_stalled_stream_hits_the_read_deadline() {
+    let fixture = Fixture::start().await.expect("fixture");
+    let mut stream = full_stream();
+    stream.truncate(4);
+    fixture.route(PATH, Reply::sse_events(stream).ending(End::Stall));
+    let error = run(
+        &client_with_read_timeout(Duration::from_millis(200)),
+        &grok(&fixture.url("/v1")),
+    )
+    .await
+    .0
+    .expect_err("stalled");
+    assert_eq!(error.category(), Category::Timeout);
+    assert!(error.is_unknown_outcome());
+}
+
+#[tokio::test]
+async fn a_json_reply_from_a_proxy_is_accepted() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(PATH, Reply::json(completed()["response"].to_string()));
+    let (turn, events) = run(&client(), &grok(&fixture.url("/v1"))).await;
+    let turn = turn.expect("turn");
+    assert_eq!(turn.calls.len(), 1);
+    assert_eq!(events.last(), Some(&TurnEvent::Completed));
+
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        PATH,
+        Reply::json(json!({"status": "failed", "output": []}).to_string()),
+    );
+    let error = run(&client(), &grok(&fixture.url("/v1")))
+        .await
+        .0
+        .expect_err("failed");
+    assert_eq!(error.category(), Category::ProviderFailed);
+}
+
+/// The default 120-second read deadline, checked on tokio's paused clock: the stall is
+/// detected without waiting in real time.
+#[tokio::test(start_paused = true)]
+async fn the_default_read_deadline_is_120_seconds() {
+    let fixture = Fixture::start().await.expect("fixture");
+    let mut stream = full_stream();
+    stream.truncate(5);
+    fixture.route(PATH, Reply::sse_events(stream).ending(End::Stall));
+    let started = tokio::time::Instant::now();
+    let mut events = Vec::new();
+    let error = client()
+        .turn(&grok(&fixture.url("/v1")), &request(), &mut |e| {
+            events.push(e)
+        })
+        .await
+        .expect_err("stalled");
+    assert_eq!(error.category(), Category::Timeout);
+    assert!(error.to_string().contains("next stream event"), "{error}");
+    assert!(
+        events.contains(&TurnEvent::TextDelta("Hi ".into())),
+        "events before the stall arrive"
+    );
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_secs(120) && waited < Duration::from_secs(125),
+        "{waited:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_event_bound_holds_across_tiny_chunks_without_false_alarms() {
+    // Each event is about 300 characters; the bound is 400, and the stream arrives in
+    // 7-byte pieces with CRLF line endings, so event ends often straddle chunks.
+    let deltas = (0..50).map(|_| {
+        json!({"type": "response.output_text.delta", "delta": "y".repeat(250)}).to_string()
+    });
+    let events: Vec<String> = deltas.chain([completed().to_string()]).collect();
+    let tight = Client::new(ClientOptions {
+        max_event_chars: 400,
+        ..ClientOptions::default()
+    })
+    .expect("client");
+    let text: String = events[..50]
+        .iter()
+        .map(|e| format!("data: {e}\r\n\r\n"))
+        .collect();
+    let mut chunks: Vec<String> = text
+        .as_bytes()
+        .chunks(7)
+        .map(|c| String::from_utf8_lossy(c).into_owned())
+        .collect();
+    let fixture = Fixture::start().await.expect("fixture");
+    // The completion event is larger than 400 characters: it must trip the bound.
+    chunks.push(format!("data: {}\r\n\r\n", events[50]));
+    fixture.route(PATH, Reply::sse_chunks(chunks));
+    let mut deltas_seen = 0;
+    let error = tight
+        .turn(&grok(&fixture.url("/v1")), &request(), &mut |e| {
+            deltas_seen += usize::from(matches!(e, TurnEvent::TextDelta(_)))
+        })
+        .await
+        .expect_err("the completion event is over the bound");
+    assert_eq!(error.category(), Category::TooLarge);
+    assert_eq!(deltas_seen, 50);
+}
+
+/// Listening ends at the completed response: a body that stays open afterwards costs at
+/// most the short drain grace, never the read deadline, and the turn succeeds.
+#[tokio::test(start_paused = true)]
+async fn a_stream_left_open_after_completion_still_completes() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(PATH, Reply::sse_events(full_stream()).ending(End::Stall));
+    let started = tokio::time::Instant::now();
+    let turn = run(&client(), &grok(&fixture.url("/v1")))
+        .await
+        .0
+        .expect("turn");
+    assert_eq!(turn.calls.len(), 1);
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn the_fixture_script_payloads_round_trip() {
+    use provider_fixture::script;
+    let fixture = Fixture::start().await.expect("fixture");
+    let reasoning = script::reasoning_item("enc\"rypted");
+    let call = script::function_call_item("call_7", "lookup", "{\"q\":\"x\"}");
+    let message = script::message_item("done");
+    fixture.route(
+        PATH,
+        Reply::sse_events([
+            script::search_call("x_search_call", "in_progress", false),
+            script::search_call("x_search_call", "completed", true),
+            script::item_done(&reasoning),
+            script::text_delta("do"),
+            script::text_delta("ne"),
+            script::item_done(&message),
+            script::item_done(&call),
+            script::completed(&[reasoning.clone(), message, call], 3, 2),
+        ]),
+    );
+    let (turn, events) = run(&client(), &grok(&fixture.url("/v1"))).await;
+    let turn = turn.expect("turn");
+    assert_eq!(turn.text, "done");
+    assert_eq!(turn.calls[0].id, "call_7");
+    assert_eq!(
+        turn.opaque[0],
+        serde_json::from_str::<Value>(&reasoning).expect("json")
+    );
+    assert_eq!(
+        events[0],
+        TurnEvent::NativeSearch {
+            kind: "x_search_call".into(),
+            status: "in_progress".into()
+        }
+    );
+
+    for kind in ["response.failed", "response.incomplete", "error"] {
+        let fixture = Fixture::start().await.expect("fixture");
+        fixture.route(
+            PATH,
+            Reply::sse_events([script::text_delta("a"), script::failure(kind)]),
+        );
+        let error = run(&client(), &grok(&fixture.url("/v1")))
+            .await
+            .0
+            .expect_err(kind);
+        assert_eq!(error.category(), Category::ProviderFailed);
+    }
+}
+
+#[tokio::test]
+async fn responses_without_opaque_items_rebuild_the_assistant_turn() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(PATH, Reply::sse_events(full_stream()));
+    let mut req = request();
+    req.messages[2] = Message::Assistant {
+        text: "earlier".into(),
+        calls: vec![ToolCall {
+            id: "call_1".into(),
+            name: "lookup".into(),
+            arguments: "{}".into(),
+        }],
+        opaque: vec![],
+    };
+    client()
+        .turn(&grok(&fixture.url("/v1")), &req, &mut |_| {})
+        .await
+        .expect("turn");
+    let body: Value = serde_json::from_slice(&fixture.requests()[0].body).expect("json");
+    assert_eq!(
+        body["input"][2],
+        json!({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "earlier"}]})
+    );
+    assert_eq!(
+        body["input"][3],
+        json!({"type": "function_call", "call_id": "call_1", "name": "lookup", "arguments": "{}"})
+    );
+}
+
+/// The read deadline limits each wait, not the whole turn: a slow stream whose pieces
+/// arrive within the deadline completes, however long it takes overall.
+#[tokio::test(start_paused = true)]
+async fn a_slow_stream_within_the_deadline_completes() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        PATH,
+        Reply::sse_events(full_stream()).slow(Duration::from_secs(100)),
+    );
+    let started = tokio::time::Instant::now();
+    let turn = run(&client(), &grok(&fixture.url("/v1")))
+        .await
+        .0
+        .expect("turn");
+    assert_eq!(turn.calls.len(), 1);
+    assert!(started.elapsed() >= Duration::from_secs(1000));
+}

@@ -1,0 +1,156 @@
+//! Transport rules: no redirects, no retries, closed error categories, bounds, deadlines.
+
+use std::time::Duration;
+
+use ai_providers::{Category, Client, ClientOptions, TurnRequest};
+use provider_fixture::{End, Fixture, Reply};
+
+use crate::support::{BODY_MARKER, assert_safe, client, client_with_read_timeout, keyed};
+
+const MODELS: &str = r#"{"data":[{"id":"m"}]}"#;
+
+async fn list_error(fixture: &Fixture, client: &Client) -> ai_providers::Error {
+    let p = keyed("p", &fixture.url("/v1"));
+    let error = client.list_models(&p).await.expect_err("should fail");
+    assert_safe(&error);
+    error
+}
+
+#[tokio::test]
+async fn redirects_are_errors_and_never_followed() {
+    for status in [301, 302, 307, 308] {
+        let fixture = Fixture::start().await.expect("fixture");
+        fixture.route(
+            "/v1/models",
+            Reply::redirect(status, &fixture.url("/elsewhere")),
+        );
+        fixture.route("/elsewhere", Reply::json(MODELS));
+        let error = list_error(&fixture, &client()).await;
+        assert_eq!(error.category(), Category::Redirect);
+        assert!(error.to_string().contains(&status.to_string()));
+        assert_eq!(fixture.count("/elsewhere"), 0);
+        assert_eq!(fixture.count("/v1/models"), 1);
+    }
+}
+
+#[tokio::test]
+async fn failures_are_never_retried() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::status_json(500, format!("{{\"error\":\"{BODY_MARKER}\"}}")),
+    );
+    let p = keyed("p", &fixture.url("/v1"));
+    let error = client()
+        .turn(&p, &TurnRequest::prompt("hi"), &mut |_| {})
+        .await
+        .expect_err("500");
+    assert_eq!(error.category(), Category::HttpStatus);
+    assert_eq!(
+        error.to_string(),
+        "provider p answered HTTP 500 (Internal Server Error)"
+    );
+    assert!(!error.is_unknown_outcome());
+    assert_safe(&error);
+    assert_eq!(fixture.count("/v1/chat/completions"), 1);
+}
+
+#[tokio::test]
+async fn rate_limits_keep_a_bounded_numeric_retry_after() {
+    let check = |header: Option<&'static str>, expect: Option<u64>| async move {
+        let fixture = Fixture::start().await.expect("fixture");
+        let mut reply = Reply::status_json(429, BODY_MARKER);
+        if let Some(h) = header {
+            reply = reply.header("retry-after", h);
+        }
+        fixture.route("/v1/models", reply);
+        let error = list_error(&fixture, &client()).await;
+        assert_eq!(error.category(), Category::RateLimited);
+        assert_eq!(error.retry_after_secs(), expect, "{header:?}");
+        assert_eq!(fixture.requests().len(), 1);
+    };
+    check(Some("30"), Some(30)).await;
+    check(None, None).await;
+    check(Some("Wed, 21 Oct 2015 07:28:00 GMT"), None).await;
+    check(Some("99999999999"), None).await;
+}
+
+#[tokio::test]
+async fn forbidden_is_access_denied() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route("/v1/models", Reply::status_json(403, BODY_MARKER));
+    let error = list_error(&fixture, &client()).await;
+    assert_eq!(error.category(), Category::AccessDenied);
+}
+
+#[tokio::test]
+async fn a_closed_port_is_unreachable() {
+    let addr = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.local_addr().expect("addr")
+    };
+    let p = keyed("p", &format!("http://{addr}/v1"));
+    let error = client().list_models(&p).await.expect_err("closed port");
+    assert_eq!(error.category(), Category::Unreachable);
+    assert!(!error.is_unknown_outcome());
+    assert_safe(&error);
+}
+
+#[tokio::test]
+async fn oversized_json_is_refused() {
+    let fixture = Fixture::start().await.expect("fixture");
+    let big = format!("{{\"data\":[],\"pad\":\"{}\"}}", "x".repeat(2048));
+    fixture.route("/v1/models", Reply::json(big));
+    let small = Client::new(ClientOptions {
+        max_listing_bytes: 1024,
+        ..ClientOptions::default()
+    })
+    .expect("client");
+    let error = list_error(&fixture, &small).await;
+    assert_eq!(error.category(), Category::TooLarge);
+}
+
+#[tokio::test]
+async fn malformed_json_is_a_category_not_a_body_echo() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route("/v1/models", Reply::json(format!("not json {BODY_MARKER}")));
+    let error = list_error(&fixture, &client()).await;
+    assert_eq!(error.category(), Category::Malformed);
+}
+
+#[tokio::test]
+async fn a_stalled_body_hits_the_read_deadline() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/v1/models",
+        Reply::sse_chunks(["{\"data\":"]).ending(End::Stall),
+    );
+    let error = list_error(
+        &fixture,
+        &client_with_read_timeout(Duration::from_millis(200)),
+    )
+    .await;
+    assert_eq!(error.category(), Category::Timeout);
+    assert!(error.is_unknown_outcome());
+    assert_eq!(fixture.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn an_aborted_body_is_malformed() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route("/v1/models", Reply::json("{\"data\":[").ending(End::Abort));
+    let error = list_error(&fixture, &client()).await;
+    assert_eq!(error.category(), Category::Malformed);
+}
+
+#[test]
+fn operation_futures_are_send() {
+    fn assert_send<T: Send>(_: &T) {}
+    let client = client();
+    let p = keyed("p", "http://127.0.0.1:9/v1");
+    let request = TurnRequest::prompt("hi");
+    let mut on_event = |_| {};
+    assert_send(&client.turn(&p, &request, &mut on_event));
+    assert_send(&client.list_models(&p));
+    assert_send(&client.probe(&p, None));
+}

@@ -1,0 +1,11 @@
+#![doc = include_str!("../README.md")]
+//!
+//! The server runs on the caller's tokio runtime; dropping the [`Fixture`] stops accepting
+//! connections.
+
+mod reply;
+pub mod script;
+mod server;
+
+pub use reply::{End, Reply};
+pub use server::{Fixture, Recorded};

@@ -1,0 +1,210 @@
+//! The listening server: per-path reply queues, request recording and the accept loop.
+
+use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use futures_util::stream::{self, BoxStream};
+use http::{HeaderMap, Request, Response, StatusCode};
+use http_body_util::{BodyExt, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+use crate::reply::{End, Reply};
+
+/// A request the fixture received.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    /// The method, e.g. `POST`.
+    pub method: String,
+    /// The path without the query.
+    pub path: String,
+    /// The query string, if any.
+    pub query: Option<String>,
+    /// All request headers.
+    pub headers: HeaderMap,
+    /// The whole request body.
+    pub body: Bytes,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    routes: HashMap<String, VecDeque<Reply>>,
+    requests: Vec<Recorded>,
+    connections: usize,
+}
+
+/// A running fixture server on 127.0.0.1.
+///
+/// Each path has a queue of replies: a request takes the front reply, and the last reply
+/// stays to answer any further requests. Unscripted paths answer `404`.
+#[derive(Debug)]
+pub struct Fixture {
+    addr: SocketAddr,
+    state: Arc<Mutex<State>>,
+    accept: JoinHandle<()>,
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        self.accept.abort();
+    }
+}
+
+impl Fixture {
+    /// Binds 127.0.0.1 on a free port and starts serving on the current tokio runtime.
+    ///
+    /// # Errors
+    ///
+    /// When the port cannot be bound.
+    pub async fn start() -> io::Result<Self> {
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+        let addr = listener.local_addr()?;
+        let state = Arc::new(Mutex::new(State::default()));
+        let shared = Arc::clone(&state);
+        let accept = tokio::spawn(async move {
+            let mut connections = tokio::task::JoinSet::new();
+            while let Ok((stream, _)) = listener.accept().await {
+                shared
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .connections += 1;
+                let state = Arc::clone(&shared);
+                connections.spawn(async move {
+                    let service = service_fn(move |req| handle(Arc::clone(&state), req));
+                    // Aborted bodies end the connection with an error, which is the point.
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        Ok(Self {
+            addr,
+            state,
+            accept,
+        })
+    }
+
+    /// `http://127.0.0.1:PORT` followed by `path`.
+    #[must_use]
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    /// The bound address.
+    #[must_use]
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Queues `reply` for requests to `path` (any method).
+    pub fn route(&self, path: &str, reply: Reply) {
+        self.lock()
+            .routes
+            .entry(path.to_owned())
+            .or_default()
+            .push_back(reply);
+    }
+
+    /// Every request received so far, in order.
+    #[must_use]
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.lock().requests.clone()
+    }
+
+    /// How many TCP connections were accepted (pooled clients reuse them).
+    #[must_use]
+    pub fn connections(&self) -> usize {
+        self.lock().connections
+    }
+
+    /// How many requests reached `path`.
+    #[must_use]
+    pub fn count(&self, path: &str) -> usize {
+        self.lock()
+            .requests
+            .iter()
+            .filter(|r| r.path == path)
+            .count()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+type Body = StreamBody<BoxStream<'static, Result<Frame<Bytes>, io::Error>>>;
+
+async fn handle(
+    state: Arc<Mutex<State>>,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, Infallible> {
+    let (parts, body) = req.into_parts();
+    let body = body
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let path = parts.uri.path().to_owned();
+    let reply = {
+        let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.requests.push(Recorded {
+            method: parts.method.to_string(),
+            path: path.clone(),
+            query: parts.uri.query().map(str::to_owned),
+            headers: parts.headers.clone(),
+            body,
+        });
+        state.routes.get_mut(&path).and_then(|queue| {
+            if queue.len() > 1 {
+                queue.pop_front()
+            } else {
+                queue.front().cloned()
+            }
+        })
+    };
+    let reply = reply.unwrap_or_else(|| Reply::status_json(404, "{\"error\":\"no route\"}"));
+    Ok(respond(reply))
+}
+
+fn respond(reply: Reply) -> Response<Body> {
+    let delay = reply.chunk_delay;
+    let chunks = stream::iter(reply.chunks).then(move |chunk| async move {
+        if let Some(delay) = delay {
+            tokio::time::sleep(delay).await;
+        }
+        Ok(Frame::data(chunk))
+    });
+    let stream: BoxStream<'static, Result<Frame<Bytes>, io::Error>> = match reply.end {
+        End::Close => chunks.boxed(),
+        End::Stall => chunks.chain(stream::pending()).boxed(),
+        End::Abort => chunks
+            .chain(stream::once(async {
+                Err(io::Error::new(
+                    io::ErrorKind::ConnectionReset,
+                    "scripted abort",
+                ))
+            }))
+            .boxed(),
+    };
+    let mut response = Response::new(StreamBody::new(stream));
+    *response.status_mut() =
+        StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    for (name, value) in reply.headers {
+        if let (Ok(name), Ok(value)) = (
+            http::HeaderName::try_from(name),
+            http::HeaderValue::try_from(value),
+        ) {
+            response.headers_mut().append(name, value);
+        }
+    }
+    response
+}
