@@ -8,6 +8,7 @@ mod credential;
 mod error;
 mod models;
 mod responses;
+mod routing;
 mod sse;
 mod transport;
 mod turn;
@@ -24,5 +25,6 @@ pub use models::{
     CLOUDFLARE_MAX_PAGES, CLOUDFLARE_PAGE_SIZE, MAX_MODEL_ID_BYTES, MAX_MODELS, MAX_RECORD_BYTES,
     MAX_RECORD_DEPTH, MAX_RECORD_ENTRIES, MAX_RECORD_STRING_CHARS, ModelInfo, ModelList,
 };
+pub use routing::{DefaultError, Route, RouteError, RouteRequest, RuntimeDefaults, route};
 pub use transport::{Client, ClientOptions, MAX_RETRY_AFTER_SECS};
 pub use turn::{Message, ToolCall, ToolSpec, Turn, TurnEvent, TurnRequest, Usage};

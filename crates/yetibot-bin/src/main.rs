@@ -5,7 +5,9 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use discovery_cache::{Bounds, DiscoveryCache, Refresher};
 use yetibot_bin::config::{self, Config, FileChoice, Invalid, environment};
+use yetibot_bin::discovery;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -72,8 +74,9 @@ fn run() -> ExitCode {
     runtime.block_on(serve(config))
 }
 
-/// Runs until a shutdown signal. Adapters and commands are wired in here as they land.
-async fn serve(_config: Config) -> ExitCode {
+/// Runs until a shutdown signal: background model discovery now; adapters and commands are
+/// wired in here as they land.
+async fn serve(config: Config) -> ExitCode {
     // Install the handlers before announcing readiness, so a signal sent right after the
     // announcement is never handled by the default action instead.
     let mut shutdown = match Shutdown::install() {
@@ -83,8 +86,45 @@ async fn serve(_config: Config) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    tracing::info!("yetibot is running; no chat adapter is configured yet. Press Ctrl-C to stop.");
-    let signal = shutdown.recv().await;
+    let client = match ai_providers::Client::new(ai_providers::ClientOptions::default()) {
+        Ok(client) => client,
+        Err(error) => {
+            tracing::error!("cannot build the HTTP client: {}", error.user_message());
+            return ExitCode::FAILURE;
+        }
+    };
+    let cache = DiscoveryCache::new(Bounds::default());
+    let discovering = if config.providers.is_empty() {
+        false
+    } else if let Err(error) = cache.configure(&discovery::listings(&config.providers)) {
+        tracing::warn!("model discovery is off: {error}; use --provider to choose a provider");
+        false
+    } else {
+        true
+    };
+    let refresher = Refresher::new(
+        cache,
+        discovery::ProviderLister::new(client, config.providers.clone()),
+    );
+    let background = async {
+        if discovering {
+            refresher.run(std::future::pending()).await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    tracing::info!(
+        "yetibot is running; model discovery {}; no chat adapter is configured yet. Press Ctrl-C to stop.",
+        if discovering {
+            "refreshes every 30 s"
+        } else {
+            "is off"
+        }
+    );
+    let signal = tokio::select! {
+        signal = shutdown.recv() => signal,
+        () = background => "the end of background work",
+    };
     tracing::info!("received {signal}, shutting down");
     ExitCode::SUCCESS
 }

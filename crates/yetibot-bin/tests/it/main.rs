@@ -147,3 +147,70 @@ fn the_bot_stops_cleanly_on_sigint_and_sigterm() {
         assert!(!rest.iter().any(|l| l.contains("YOUR_API_KEY")));
     }
 }
+
+#[test]
+fn the_bot_starts_model_discovery_against_its_providers() {
+    // The fixture serves from the runtime's worker thread while this thread drives the bot.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let fixture = runtime
+        .block_on(provider_fixture::Fixture::start())
+        .expect("fixture");
+    fixture.route(
+        "/v1/models",
+        provider_fixture::Reply::json(
+            r#"{"object":"list","data":[{"id":"llama3.2"},{"id":"qwen3"}]}"#,
+        ),
+    );
+    let dir = std::env::temp_dir().join(format!("yetibot-discovery-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("config.edn");
+    std::fs::write(
+        &file,
+        format!(
+            r#"{{:yetibot {{:ai {{:providers [{{:name "local" :url "{}" :key "sk-discovery-secret-1"}}]}}}}}}"#,
+            fixture.url("/v1")
+        ),
+    )
+    .expect("write");
+    let mut child = yetibot(&[("CONFIG_PATH", file.to_str().expect("utf-8"))])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let stderr = child.stderr.take().expect("stderr");
+    let (tx, rx) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let listed = loop {
+        match rx.recv_timeout(Duration::from_secs(60)) {
+            Ok(line) if line.contains("model catalog of local: 2 models") => break true,
+            Ok(_) => {}
+            Err(_) => break false,
+        }
+    };
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let exit = child.wait().expect("wait");
+    reader.join().expect("reader");
+    assert!(listed, "the bot never listed the provider's models");
+    assert!(kill.expect("kill").success());
+    assert_eq!(exit.code(), Some(0));
+    let requests = fixture.requests();
+    assert!(
+        requests.iter().all(|r| r.method == "GET"),
+        "discovery never sends prompts"
+    );
+    assert_eq!(fixture.count("/v1/models"), requests.len());
+    std::fs::remove_dir_all(&dir).ok();
+}
