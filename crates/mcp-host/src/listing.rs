@@ -1,0 +1,283 @@
+//! Pure projections behind `ai servers` and `ai tools`: summary rows, focused help, lookup
+//! and aggregate data. Nothing here talks to a server or calls a tool.
+
+use serde_json::{Map, Value, json};
+
+use crate::catalog::{Catalog, ToolId, ToolInfo};
+use crate::config::{ServerSet, Transport};
+use crate::error::{Error, Result};
+use crate::limits::UNTRUSTED_INSTRUCTIONS_LABEL;
+
+/// Longest description shown in a summary row, in characters.
+pub const SUMMARY_DESCRIPTION_CHARS: usize = 120;
+/// Characters with a meaning in command lines; in row descriptions each gets a backslash.
+const COMMAND_PUNCTUATION: &[char] = &[
+    '\\', '`', '$', '|', ';', '&', '<', '>', '(', ')', '"', '\'', '{', '}', '[', ']',
+];
+const SEPARATOR: &str = " — ";
+
+/// One summary row: `` `server/name` — description ``. The description is
+/// whitespace-collapsed, cut to [`SUMMARY_DESCRIPTION_CHARS`] characters (ending in `…`
+/// when cut) and its command punctuation is backslash-escaped so the row survives `xargs`
+/// and the command parser. The ID itself is left unchanged inside its backticks.
+#[must_use]
+pub fn summary_row(tool: &ToolInfo) -> String {
+    let collapsed = tool
+        .description()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let short: String = if collapsed.chars().count() > SUMMARY_DESCRIPTION_CHARS {
+        let mut cut: String = collapsed
+            .chars()
+            .take(SUMMARY_DESCRIPTION_CHARS - 1)
+            .collect();
+        cut.push('…');
+        cut
+    } else {
+        collapsed
+    };
+    let mut row = format!("`{}`", tool.id());
+    if !short.is_empty() {
+        row.push_str(SEPARATOR);
+        for c in short.chars() {
+            if COMMAND_PUNCTUATION.contains(&c) {
+                row.push('\\');
+            }
+            row.push(c);
+        }
+    }
+    row
+}
+
+/// The summary rows of a catalog in catalog order, optionally for one server only. No
+/// header rows.
+#[must_use]
+pub fn summary_rows(catalog: &Catalog, server: Option<&str>) -> Vec<String> {
+    catalog
+        .tools()
+        .iter()
+        .filter(|t| server.is_none_or(|s| t.id().server() == s))
+        .map(summary_row)
+        .collect()
+}
+
+/// One row per configured server for `ai servers`, in configuration order:
+/// `` `name` — local (stdio), tools: a, b `` or `` `name` — remote (Streamable HTTP), all
+/// listed tools ``. Connection settings (URLs, commands, headers, env) are never shown.
+#[must_use]
+pub fn server_rows(servers: &ServerSet) -> Vec<String> {
+    servers
+        .servers()
+        .iter()
+        .map(|server| {
+            let kind = match server.transport() {
+                Transport::Http { .. } => "remote (Streamable HTTP)",
+                Transport::Stdio { .. } => "local (stdio)",
+            };
+            let tools = server.tools().map_or_else(
+                || "all listed tools".to_owned(),
+                |t| format!("tools: {}", t.join(", ")),
+            );
+            format!("`{}`{SEPARATOR}{kind}, {tools}", server.name())
+        })
+        .collect()
+}
+
+/// Finds one tool by qualified ID (optionally in backticks), by a complete summary row, or
+/// by a bare tool name that only one server offers. Backticks are never evaluated.
+///
+/// # Errors
+///
+/// [`Error::NoSuchTool`] when nothing matches; [`Error::AmbiguousTool`] when a bare name is
+/// offered by several servers (the error lists the qualified candidates).
+pub fn lookup<'c>(catalog: &'c Catalog, selector: &str) -> Result<&'c ToolInfo> {
+    let selector = selector.trim();
+    let key = match selector.strip_prefix('`') {
+        Some(rest) => rest.split_once('`').map_or(rest, |(id, _)| id),
+        None => selector
+            .split_once(SEPARATOR)
+            .map_or(selector, |(id, _)| id)
+            .trim(),
+    };
+    let not_found = || Error::NoSuchTool {
+        selector: selector
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .chars()
+            .take(200)
+            .collect(),
+    };
+    if let Some(tool) = ToolId::parse(key).and_then(|id| catalog.get(&id)) {
+        return Ok(tool);
+    }
+    let matches: Vec<&ToolInfo> = catalog
+        .tools()
+        .iter()
+        .filter(|t| t.id().name() == key)
+        .collect();
+    match matches.as_slice() {
+        [] => Err(not_found()),
+        [one] => Ok(one),
+        many => Err(Error::AmbiguousTool {
+            name: key.to_owned(),
+            candidates: many.iter().map(|t| t.id().to_string()).collect(),
+        }),
+    }
+}
+
+/// Focused help for one tool: its description, inputs with types, required fields, enum
+/// choices and the alternatives of `oneOf`/`anyOf` required lists.
+#[must_use]
+pub fn focused_help(tool: &ToolInfo) -> String {
+    let mut out = format!("`{}`", tool.id());
+    if let Some(title) = tool.title() {
+        out.push_str(SEPARATOR);
+        out.push_str(title);
+    }
+    out.push('\n');
+    if !tool.description().is_empty() {
+        out.push_str(tool.description());
+        out.push('\n');
+    }
+    let Some(schema) = tool.input_schema() else {
+        if tool.omitted().contains(&"inputSchema") {
+            out.push_str("Inputs: schema omitted (it exceeds the listing bounds)\n");
+        } else {
+            out.push_str("Inputs: none\n");
+        }
+        return out;
+    };
+    let required: Vec<&str> = string_list(schema.get("required"));
+    let properties = schema.get("properties").and_then(Value::as_object);
+    match properties {
+        Some(properties) if !properties.is_empty() => {
+            out.push_str("Inputs:\n");
+            for (name, property) in properties {
+                let mut facts = vec![type_name(property)];
+                if required.contains(&name.as_str()) {
+                    facts.push("required".to_owned());
+                }
+                if let Some(choices) = property.get("enum").and_then(Value::as_array) {
+                    let choices: Vec<String> = choices.iter().map(compact).collect();
+                    facts.push(format!("one of: {}", choices.join(", ")));
+                }
+                out.push_str(&format!("- {name} ({})", facts.join(", ")));
+                if let Some(description) = property.get("description").and_then(Value::as_str) {
+                    out.push_str(": ");
+                    out.push_str(&description.split_whitespace().collect::<Vec<_>>().join(" "));
+                }
+                out.push('\n');
+            }
+        }
+        _ => out.push_str("Inputs: none\n"),
+    }
+    if !required.is_empty() {
+        out.push_str(&format!("Required: {}\n", required.join(", ")));
+    }
+    for keyword in ["oneOf", "anyOf"] {
+        let Some(branches) = schema.get(keyword).and_then(Value::as_array) else {
+            continue;
+        };
+        let alternatives: Vec<String> = branches
+            .iter()
+            .map(|b| string_list(b.get("required")).join(" + "))
+            .filter(|a| !a.is_empty())
+            .collect();
+        if !alternatives.is_empty() {
+            let how = if keyword == "oneOf" {
+                "exactly one of"
+            } else {
+                "at least one of"
+            };
+            out.push_str(&format!("Requires {how}: {}\n", alternatives.join(" | ")));
+        }
+    }
+    out
+}
+
+/// The structured metadata of one tool: `id`, `server`, `name`, `description`,
+/// `inputSchema` (null when absent or omitted), `title` and `annotations` when advertised,
+/// and `truncated`/`omitted` lists when bounds applied.
+#[must_use]
+pub fn tool_data(tool: &ToolInfo) -> Value {
+    let mut entry = Map::new();
+    entry.insert("id".into(), json!(tool.id().to_string()));
+    entry.insert("server".into(), json!(tool.id().server()));
+    entry.insert("name".into(), json!(tool.id().name()));
+    entry.insert("description".into(), json!(tool.description()));
+    entry.insert(
+        "inputSchema".into(),
+        tool.input_schema().cloned().unwrap_or(Value::Null),
+    );
+    if let Some(title) = tool.title() {
+        entry.insert("title".into(), json!(title));
+    }
+    if let Some(annotations) = tool.annotations() {
+        entry.insert("annotations".into(), annotations.clone());
+    }
+    if !tool.truncated().is_empty() {
+        entry.insert("truncated".into(), json!(tool.truncated()));
+    }
+    if !tool.omitted().is_empty() {
+        entry.insert("omitted".into(), json!(tool.omitted()));
+    }
+    Value::Object(entry)
+}
+
+/// The aggregate data of a listing: `tools` (see [`tool_data`]), `instructions` with the
+/// caller's `runner` text and one record per selected server (its instructions labelled
+/// untrusted), `dropped` tools past the cap, and `skills: {supported: false, items: []}`.
+#[must_use]
+pub fn aggregate_data(catalog: &Catalog, runner_instructions: &str) -> Value {
+    let servers: Vec<Value> = catalog
+        .servers()
+        .iter()
+        .map(|s| match s.untrusted_text() {
+            Some(text) => json!({
+                "server": s.server(),
+                "supplied": true,
+                "label": UNTRUSTED_INSTRUCTIONS_LABEL,
+                "text": text,
+                "truncated": s.truncated(),
+            }),
+            None => json!({"server": s.server(), "supplied": false}),
+        })
+        .collect();
+    json!({
+        "tools": catalog.tools().iter().map(tool_data).collect::<Vec<_>>(),
+        "dropped": catalog.dropped().iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "instructions": {"runner": runner_instructions, "servers": servers},
+        "skills": {"supported": false, "items": []},
+    })
+}
+
+fn string_list(value: Option<&Value>) -> Vec<&str> {
+    value
+        .and_then(Value::as_array)
+        .map(|items| items.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+fn type_name(property: &Value) -> String {
+    match property.get("type") {
+        Some(Value::String(t)) => match (t.as_str(), property.pointer("/items/type")) {
+            ("array", Some(Value::String(item))) => format!("array of {item}"),
+            _ => t.clone(),
+        },
+        Some(Value::Array(types)) => types
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join(" or "),
+        _ => "any".to_owned(),
+    }
+}
+
+fn compact(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}

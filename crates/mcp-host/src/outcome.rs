@@ -1,0 +1,170 @@
+//! What a tool call returns: success, tool error or unknown outcome, with bounded, redacted
+//! text that is marked as untrusted data.
+
+use redaction::Secrets;
+use serde_json::{Value, json};
+
+use crate::limits::{MAX_TEXT_CHARS, cut_text};
+
+/// The result of one tool call. Calls are never retried, whatever the outcome.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallOutcome {
+    /// The server answered with a result.
+    Success(ToolOutput),
+    /// The server answered that the tool failed (`isError`), or rejected the request.
+    ToolError(ToolOutput),
+    /// The request was sent but no valid answer arrived: the tool may or may not have run.
+    Unknown(UnknownReason),
+}
+
+impl CallOutcome {
+    /// Whether the tool may or may not have run, so the caller must not assume either.
+    #[must_use]
+    pub fn is_unknown(&self) -> bool {
+        matches!(self, Self::Unknown(_))
+    }
+
+    /// The output of a success or tool error.
+    #[must_use]
+    pub fn output(&self) -> Option<&ToolOutput> {
+        match self {
+            Self::Success(output) | Self::ToolError(output) => Some(output),
+            Self::Unknown(_) => None,
+        }
+    }
+
+    /// A JSON projection for display and for the command-line example:
+    /// `{"outcome": "success"|"tool_error"|"unknown", "untrusted": true, ...}`.
+    #[must_use]
+    pub fn to_json(&self) -> Value {
+        match self {
+            Self::Success(out) | Self::ToolError(out) => json!({
+                "outcome": if matches!(self, Self::Success(_)) { "success" } else { "tool_error" },
+                "untrusted": true,
+                "text": out.untrusted_text(),
+                "truncated": out.truncated(),
+                "mediaOmitted": out.media_omitted(),
+            }),
+            Self::Unknown(reason) => json!({
+                "outcome": "unknown",
+                "reason": reason.as_str(),
+            }),
+        }
+    }
+}
+
+/// Why a sent call has no confirmed outcome.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UnknownReason {
+    /// No answer within `:timeout-ms`; a cancellation was sent.
+    Timeout,
+    /// The connection or process ended before an answer arrived.
+    Disconnected,
+    /// The answer was not a valid tool result.
+    MalformedReply,
+}
+
+impl UnknownReason {
+    /// A short, stable description.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Timeout => "timed out",
+            Self::Disconnected => "disconnected",
+            Self::MalformedReply => "malformed reply",
+        }
+    }
+}
+
+/// The text of a tool's answer. It came from a server: treat it as untrusted data, never as
+/// instructions. Configured credentials are already redacted and the text is bounded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutput {
+    text: String,
+    truncated: bool,
+    media_omitted: usize,
+}
+
+impl ToolOutput {
+    /// The untrusted, redacted, bounded text.
+    #[must_use]
+    pub fn untrusted_text(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether the text was shortened to the result bound.
+    #[must_use]
+    pub fn truncated(&self) -> bool {
+        self.truncated
+    }
+
+    /// How many image or audio blocks were replaced by a note.
+    #[must_use]
+    pub fn media_omitted(&self) -> usize {
+        self.media_omitted
+    }
+
+    /// Builds an output from a `tools/call` result object: text blocks joined by newlines,
+    /// binary blocks replaced by notes, structured content used when there is no text; then
+    /// redacted and bounded. Returns `(output, is_error)`, or `None` if `result` is not an
+    /// object with a `content` array or structured content.
+    pub(crate) fn from_result(result: &Value, secrets: &Secrets) -> Option<(Self, bool)> {
+        let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);
+        let content = result.get("content").and_then(Value::as_array);
+        let structured = result.get("structuredContent");
+        if content.is_none() && structured.is_none() {
+            return None;
+        }
+        let mut parts: Vec<String> = Vec::new();
+        let mut media_omitted = 0;
+        for block in content.into_iter().flatten() {
+            match block.get("type").and_then(Value::as_str) {
+                Some("text") => {
+                    parts.push(block.get("text")?.as_str()?.to_owned());
+                }
+                Some(kind @ ("image" | "audio")) => {
+                    media_omitted += 1;
+                    parts.push(format!(
+                        "[{kind} omitted: binary content is not sent to the text model]"
+                    ));
+                }
+                Some("resource") => match block.pointer("/resource/text").and_then(Value::as_str) {
+                    Some(text) => parts.push(text.to_owned()),
+                    None => {
+                        media_omitted += 1;
+                        parts.push("[binary resource omitted]".to_owned());
+                    }
+                },
+                Some("resource_link") => parts.push("[resource link omitted]".to_owned()),
+                _ => parts.push("[unsupported content omitted]".to_owned()),
+            }
+        }
+        let has_text = content.is_some_and(|c| {
+            c.iter()
+                .any(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+        });
+        if let (false, Some(structured)) = (has_text, structured) {
+            parts.push(serde_json::to_string(structured).ok()?);
+        }
+        let joined = parts.join("\n");
+        let (text, truncated) = cut_text(&secrets.redact_text(&joined), MAX_TEXT_CHARS);
+        Some((
+            Self {
+                text,
+                truncated,
+                media_omitted,
+            },
+            is_error,
+        ))
+    }
+
+    pub(crate) fn from_rejection(code: i32, message: &str, secrets: &Secrets) -> Self {
+        let (message, _) = cut_text(&secrets.redact_text(message), 500);
+        Self {
+            text: format!("the server rejected the call (JSON-RPC error {code}): {message}"),
+            truncated: false,
+            media_omitted: 0,
+        }
+    }
+}

@@ -1,0 +1,625 @@
+//! Per-request sessions: opening the selected servers, discovery, calls and teardown.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessGroup};
+use redaction::{Secret, Secrets};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, Implementation,
+    PaginatedRequestParams,
+};
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{RoleClient, ServiceError, ServiceExt};
+use serde_json::Value;
+use tokio::io::AsyncReadExt;
+use tokio::task::JoinHandle;
+
+use crate::catalog::{Catalog, ServerInstructions, ToolId, ToolInfo};
+use crate::config::{Server, ServerSet, Transport};
+use crate::error::{Error, Result};
+use crate::limits::{MAX_ARGUMENT_CHARS, MAX_LIST_PAGES};
+use crate::outcome::{CallOutcome, ToolOutput, UnknownReason};
+
+/// Names of the variables [`HostOptions::with_standard_env`] passes to local servers.
+pub const STANDARD_ENV_NAMES: [&str; 7] =
+    ["PATH", "HOME", "USER", "LANG", "LC_ALL", "TMPDIR", "TZ"];
+/// `PATH` given to local servers when the caller supplies no standard environment.
+pub const FALLBACK_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+/// Largest JSON body or SSE event accepted from a remote server, and largest stdio line.
+pub const MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
+/// Longest wait for a local server to exit after its input is closed before it is killed
+/// (or `:timeout-ms` when that is shorter).
+pub const CLOSE_GRACE: Duration = Duration::from_secs(2);
+/// How many bytes of a local server's stderr are kept; the rest is read and dropped.
+pub const STDERR_TAIL_BYTES: usize = 8 * 1024;
+
+/// Options for a [`Host`] beyond the server configuration.
+#[derive(Debug, Clone, Default)]
+pub struct HostOptions {
+    child_env: Vec<(String, String)>,
+    host_secrets: Vec<Secret>,
+}
+
+impl HostOptions {
+    /// Options with no standard environment (local servers get only [`FALLBACK_PATH`] and
+    /// their `:env`) and no host secrets.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the small standard environment of local servers from a lookup, typically a
+    /// closure over the process environment in the binary: only [`STANDARD_ENV_NAMES`] are
+    /// asked for. The library itself never reads the process environment.
+    #[must_use]
+    pub fn with_standard_env(mut self, lookup: impl Fn(&str) -> Option<String>) -> Self {
+        self.child_env = STANDARD_ENV_NAMES
+            .iter()
+            .filter_map(|name| lookup(name).map(|value| ((*name).to_owned(), value)))
+            .collect();
+        self
+    }
+
+    /// Adds credentials of the host (provider keys and the like) to redact from results,
+    /// on top of every server's header and env values.
+    #[must_use]
+    pub fn with_host_secrets<'a>(mut self, secrets: impl IntoIterator<Item = &'a Secret>) -> Self {
+        self.host_secrets.extend(secrets.into_iter().cloned());
+        self
+    }
+}
+
+/// Opens sessions to configured servers. Cheap to share; performs no I/O until
+/// [`Host::open`].
+#[derive(Debug)]
+pub struct Host {
+    servers: ServerSet,
+    child_env: Vec<(String, String)>,
+    secrets: Secrets,
+    http: Mutex<Option<reqwest::Client>>,
+}
+
+impl Host {
+    /// A host for these servers.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Redaction`] if the credentials cannot be compiled into a redaction set.
+    pub fn new(servers: ServerSet, options: HostOptions) -> Result<Self> {
+        let mut builder = Secrets::builder();
+        for secret in &options.host_secrets {
+            builder.add(secret);
+        }
+        for server in servers.servers() {
+            for secret in server.credentials() {
+                builder.add(secret);
+                // A header such as "Bearer TOKEN" must also hide the bare token.
+                if let Some((_, token)) = secret.expose().split_once(' ') {
+                    builder.add_str(token.trim());
+                }
+            }
+        }
+        let secrets = builder.build().map_err(Error::Redaction)?;
+        Ok(Self {
+            servers,
+            child_env: options.child_env,
+            secrets,
+            http: Mutex::new(None),
+        })
+    }
+
+    /// The configured servers.
+    #[must_use]
+    pub fn servers(&self) -> &ServerSet {
+        &self.servers
+    }
+
+    /// Every credential this host redacts from results.
+    #[must_use]
+    pub fn secrets(&self) -> &Secrets {
+        &self.secrets
+    }
+
+    /// Opens the named servers concurrently, initializes them and discovers their tools.
+    /// The catalog lists servers in configuration order. Each step is bounded by
+    /// `:timeout-ms`. If any server fails, the others are closed
+    /// before the error is returned.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnknownServer`] for a name that is not configured; [`Error::Unavailable`]
+    /// when a server cannot be started, reached, initialized or listed in time;
+    /// [`Error::MissingTool`] when an allowlisted tool is not listed;
+    /// [`Error::NoCryptoProvider`] for a remote server without a rustls provider.
+    pub async fn open(&self, names: &[&str]) -> Result<Session> {
+        if let Some(unknown) = names.iter().find(|n| self.servers.get(n).is_none()) {
+            return Err(Error::UnknownServer {
+                server: (*unknown).to_owned(),
+            });
+        }
+        // Configuration order, whatever the order of `names`, so the catalog order is stable.
+        let selected: Vec<&Server> = self
+            .servers
+            .servers()
+            .iter()
+            .filter(|s| names.contains(&s.name()))
+            .collect();
+        let opened =
+            futures_util::future::join_all(selected.iter().map(|s| self.open_one(s))).await;
+        let mut connections = Vec::new();
+        let mut tools = Vec::new();
+        let mut instructions = Vec::new();
+        let mut failure = None;
+        for result in opened {
+            match result {
+                Ok((connection, server_tools, server_instructions)) => {
+                    connections.push(connection);
+                    tools.extend(server_tools);
+                    instructions.push(server_instructions);
+                }
+                Err(error) => {
+                    failure.get_or_insert(error);
+                }
+            }
+        }
+        let session = Session {
+            connections,
+            catalog: Catalog::new(tools, instructions),
+            secrets: self.secrets.clone(),
+            timeout: self.servers.timeout(),
+        };
+        match failure {
+            Some(error) => {
+                session.close().await;
+                Err(error)
+            }
+            None => Ok(session),
+        }
+    }
+
+    /// Opens every configured server; see [`Host::open`].
+    ///
+    /// # Errors
+    ///
+    /// As for [`Host::open`].
+    pub async fn open_all(&self) -> Result<Session> {
+        let names: Vec<&str> = self.servers.servers().iter().map(Server::name).collect();
+        self.open(&names).await
+    }
+
+    async fn open_one(
+        &self,
+        server: &Server,
+    ) -> Result<(Connection, Vec<ToolInfo>, ServerInstructions)> {
+        let timeout = self.servers.timeout();
+        let name = server.name();
+        let connection = match server.transport() {
+            Transport::Stdio { command, args, env } => {
+                self.connect_stdio(name, command, args, env, timeout)
+                    .await?
+            }
+            Transport::Http { url, headers } => {
+                self.connect_http(name, url, headers, timeout).await?
+            }
+        };
+        match discover(&connection, server, &self.secrets, timeout).await {
+            Ok((tools, instructions)) => Ok((connection, tools, instructions)),
+            Err(error) => {
+                connection.close(timeout).await;
+                Err(error)
+            }
+        }
+    }
+
+    async fn connect_stdio(
+        &self,
+        name: &str,
+        command: &str,
+        args: &[String],
+        env: &[(String, Secret)],
+        timeout: Duration,
+    ) -> Result<Connection> {
+        let mut cmd = tokio::process::Command::new(command);
+        cmd.args(args).env_clear().kill_on_drop(true);
+        if !self.child_env.iter().any(|(k, _)| k == "PATH") {
+            cmd.env("PATH", FALLBACK_PATH);
+        }
+        cmd.envs(self.child_env.iter().map(|(k, v)| (k, v)));
+        cmd.envs(env.iter().map(|(k, v)| (k, v.expose())));
+        cmd.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        // The server leads its own process group, so closing or dropping the session also
+        // ends what it started (an `npx` wrapper's node process, for example).
+        let mut wrapped = CommandWrap::from(cmd);
+        wrapped.wrap(ProcessGroup::leader());
+        let mut child = ChildGuard::new(
+            wrapped
+                .spawn()
+                .map_err(|_| Error::unavailable(name, "the command could not be started"))?,
+        );
+        let pid = child.inner.id();
+        let stderr = child.inner.stderr().take().map(StderrDrain::start);
+        let (Some(stdout), Some(stdin)) = (child.inner.stdout().take(), child.inner.stdin().take())
+        else {
+            return Err(Error::unavailable(
+                name,
+                "the command's stdio is unavailable",
+            ));
+        };
+        let transport =
+            AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_MESSAGE_BYTES);
+        let service = match tokio::time::timeout(timeout, client_info().serve(transport)).await {
+            Ok(Ok(service)) => service,
+            failed => {
+                // Kill and reap the child before reporting; its output is never shown.
+                let _ = Box::into_pin(child.inner.kill()).await;
+                child.reaped = true;
+                let reason = if failed.is_err() {
+                    "initialize timed out"
+                } else {
+                    "initialize failed"
+                };
+                return Err(Error::unavailable(name, reason));
+            }
+        };
+        Ok(Connection {
+            server: name.to_owned(),
+            service,
+            child: Some(child),
+            stderr,
+            pid,
+        })
+    }
+
+    async fn connect_http(
+        &self,
+        name: &str,
+        url: &str,
+        headers: &[(String, Secret)],
+        timeout: Duration,
+    ) -> Result<Connection> {
+        let client = self.http_client(timeout)?;
+        let mut custom = HashMap::new();
+        for (key, value) in headers {
+            let key = http::HeaderName::from_bytes(key.as_bytes())
+                .map_err(|_| Error::unavailable(name, "a header name is invalid"))?;
+            let mut value = http::HeaderValue::from_str(value.expose())
+                .map_err(|_| Error::unavailable(name, "a header value is invalid"))?;
+            value.set_sensitive(true);
+            custom.insert(key, value);
+        }
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url)
+            .custom_headers(custom)
+            .reinit_on_expired_session(false)
+            .max_json_response_size(MAX_MESSAGE_BYTES)
+            .max_sse_event_size(MAX_MESSAGE_BYTES)
+            .control_request_timeout(timeout)
+            .session_recovery_timeout(timeout);
+        config.retry_config =
+            Arc::new(rmcp::transport::common::client_side_sse::NeverRetry::default());
+        let transport = StreamableHttpClientTransport::with_client(client, config);
+        let service = tokio::time::timeout(timeout, client_info().serve(transport))
+            .await
+            .map_err(|_| Error::unavailable(name, "initialize timed out"))?
+            .map_err(|_| Error::unavailable(name, "initialize failed"))?;
+        Ok(Connection {
+            server: name.to_owned(),
+            service,
+            child: None,
+            stderr: None,
+            pid: None,
+        })
+    }
+
+    fn http_client(&self, timeout: Duration) -> Result<reqwest::Client> {
+        let mut cached = self
+            .http
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(client) = cached.as_ref() {
+            return Ok(client.clone());
+        }
+        if rustls::crypto::CryptoProvider::get_default().is_none() {
+            return Err(Error::NoCryptoProvider);
+        }
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(timeout)
+            .tcp_nodelay(true)
+            .build()
+            .map_err(|_| Error::NoCryptoProvider)?;
+        *cached = Some(client.clone());
+        Ok(client)
+    }
+}
+
+/// Connections to the servers selected for one request, and their catalog.
+///
+/// Close it with [`Session::close`]. If it is dropped instead (an error or a panic in the
+/// caller), local servers are still killed (`kill_on_drop`) and the protocol tasks cancelled,
+/// but a remote session may not get its closing `DELETE`.
+#[derive(Debug)]
+pub struct Session {
+    connections: Vec<Connection>,
+    catalog: Catalog,
+    secrets: Secrets,
+    timeout: Duration,
+}
+
+impl Session {
+    /// The tools offered to this request.
+    #[must_use]
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// The bound on each operation.
+    #[must_use]
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Process IDs of the local servers, for diagnostics.
+    #[must_use]
+    pub fn process_ids(&self) -> Vec<u32> {
+        self.connections.iter().filter_map(|c| c.pid).collect()
+    }
+
+    /// How many stderr bytes a local server has written so far. The bytes themselves are
+    /// never shown to users or models.
+    #[must_use]
+    pub fn stderr_bytes(&self, server: &str) -> Option<usize> {
+        let connection = self.connections.iter().find(|c| c.server == server)?;
+        connection
+            .stderr
+            .as_ref()
+            .map(|s| s.total.load(Ordering::Relaxed))
+    }
+
+    /// Calls a tool of this session's catalog once, never retrying. `arguments` is a JSON
+    /// object of at most [`MAX_ARGUMENT_CHARS`] characters (blank means `{}`).
+    ///
+    /// # Errors
+    ///
+    /// Only when nothing was sent: [`Error::InvalidArguments`] or [`Error::UnknownTool`].
+    /// Once the request is sent, every failure is a [`CallOutcome::Unknown`].
+    pub async fn call(&self, id: &ToolId, arguments: &str) -> Result<CallOutcome> {
+        if arguments.chars().nth(MAX_ARGUMENT_CHARS).is_some() {
+            return Err(Error::InvalidArguments {
+                reason: "exceed 16384 characters",
+            });
+        }
+        let arguments = if arguments.trim().is_empty() {
+            serde_json::Map::new()
+        } else {
+            match serde_json::from_str::<Value>(arguments) {
+                Ok(Value::Object(map)) => map,
+                _ => {
+                    return Err(Error::InvalidArguments {
+                        reason: "must be a JSON object",
+                    });
+                }
+            }
+        };
+        let unknown = || Error::UnknownTool {
+            id: self
+                .secrets
+                .redact_text(&id.to_string())
+                .chars()
+                .take(200)
+                .collect(),
+        };
+        if self.catalog.get(id).is_none() {
+            return Err(unknown());
+        }
+        let connection = self
+            .connections
+            .iter()
+            .find(|c| c.server == id.server())
+            .ok_or_else(unknown)?;
+        let params = CallToolRequestParams::new(id.name().to_owned()).with_arguments(arguments);
+        let peer = connection.service.peer();
+        let reply = tokio::time::timeout(self.timeout, peer.call_tool_once(params)).await;
+        Ok(match reply {
+            Err(_) | Ok(Err(ServiceError::Timeout { .. })) => {
+                CallOutcome::Unknown(UnknownReason::Timeout)
+            }
+            Ok(Err(ServiceError::McpError(error))) => CallOutcome::ToolError(
+                ToolOutput::from_rejection(error.code.0, &error.message, &self.secrets),
+            ),
+            Ok(Err(ServiceError::UnexpectedResponse)) => {
+                CallOutcome::Unknown(UnknownReason::MalformedReply)
+            }
+            Ok(Err(_)) => CallOutcome::Unknown(UnknownReason::Disconnected),
+            Ok(Ok(CallToolResponse::Complete(result))) => serde_json::to_value(&result)
+                .ok()
+                .and_then(|value| ToolOutput::from_result(&value, &self.secrets))
+                .map_or(
+                    CallOutcome::Unknown(UnknownReason::MalformedReply),
+                    |(output, is_error)| {
+                        if is_error {
+                            CallOutcome::ToolError(output)
+                        } else {
+                            CallOutcome::Success(output)
+                        }
+                    },
+                ),
+            Ok(Ok(_)) => CallOutcome::Unknown(UnknownReason::MalformedReply),
+        })
+    }
+
+    /// Closes every connection concurrently: local servers get their stdin closed and are
+    /// waited for (then signalled and killed if they linger), remote sessions are ended.
+    /// Each close is bounded by the timeout.
+    pub async fn close(self) {
+        let timeout = self.timeout;
+        futures_util::future::join_all(self.connections.into_iter().map(|c| c.close(timeout)))
+            .await;
+    }
+}
+
+#[derive(Debug)]
+struct Connection {
+    server: String,
+    service: RunningService<RoleClient, ClientConfig>,
+    child: Option<ChildGuard>,
+    stderr: Option<StderrDrain>,
+    pid: Option<u32>,
+}
+
+impl Connection {
+    async fn close(mut self, timeout: Duration) {
+        // Closing the service closes the transport: a local server's stdin is closed, a
+        // remote session is deleted.
+        let _ = self.service.close_with_timeout(timeout).await;
+        if let Some(mut child) = self.child.take() {
+            // A server that does not exit on end of input is killed, and always reaped.
+            let grace = timeout.min(CLOSE_GRACE);
+            let exited = matches!(
+                tokio::time::timeout(grace, child.inner.wait()).await,
+                Ok(Ok(_))
+            );
+            // Whatever the server started in its group ends with it.
+            let _ = child.inner.start_kill();
+            if !exited {
+                let _ = Box::into_pin(child.inner.kill()).await;
+            }
+            child.reaped = true;
+        }
+        if let Some(mut stderr) = self.stderr.take() {
+            stderr.task.abort();
+            let _ = (&mut stderr.task).await;
+        }
+    }
+}
+
+/// A local server's process group. Dropping it without [`Connection::close`] kills the
+/// whole group; the leader is then reaped by tokio (`kill_on_drop`).
+struct ChildGuard {
+    inner: Box<dyn ChildWrapper>,
+    reaped: bool,
+}
+
+impl ChildGuard {
+    fn new(inner: Box<dyn ChildWrapper>) -> Self {
+        Self {
+            inner,
+            reaped: false,
+        }
+    }
+}
+
+impl std::fmt::Debug for ChildGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChildGuard")
+            .field("pid", &self.inner.id())
+            .field("reaped", &self.reaped)
+            .finish()
+    }
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        if !self.reaped {
+            let _ = self.inner.start_kill();
+        }
+    }
+}
+
+/// Reads a local server's stderr so the child never blocks on a full pipe, keeping only a
+/// bounded tail that is never shown to anyone.
+#[derive(Debug)]
+struct StderrDrain {
+    task: JoinHandle<()>,
+    total: Arc<AtomicUsize>,
+}
+
+impl StderrDrain {
+    fn start(mut stderr: tokio::process::ChildStderr) -> Self {
+        let total = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&total);
+        let task = tokio::spawn(async move {
+            let mut tail: Vec<u8> = Vec::with_capacity(STDERR_TAIL_BYTES);
+            let mut buffer = [0u8; 4096];
+            while let Ok(n @ 1..) = stderr.read(&mut buffer).await {
+                counter.fetch_add(n, Ordering::Relaxed);
+                tail.extend_from_slice(buffer.get(..n).unwrap_or_default());
+                let excess = tail.len().saturating_sub(STDERR_TAIL_BYTES);
+                tail.drain(..excess);
+            }
+        });
+        Self { task, total }
+    }
+}
+
+impl Drop for StderrDrain {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn client_info() -> ClientConfig {
+    // No roots, sampling or elicitation: the host advertises no client capabilities.
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("yetibot-mcp-host", env!("CARGO_PKG_VERSION")),
+    )
+}
+
+async fn discover(
+    connection: &Connection,
+    server: &Server,
+    secrets: &Secrets,
+    timeout: Duration,
+) -> Result<(Vec<ToolInfo>, ServerInstructions)> {
+    let name = server.name();
+    let peer = connection.service.peer();
+    let instructions = peer.peer_info().and_then(|info| info.instructions.clone());
+    let instructions = ServerInstructions::new(name, instructions.as_deref(), secrets);
+    let mut listed = Vec::new();
+    let mut cursor = None;
+    for _ in 0..MAX_LIST_PAGES {
+        let params = cursor
+            .take()
+            .map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+        let page = tokio::time::timeout(timeout, peer.list_tools(params))
+            .await
+            .map_err(|_| Error::unavailable(name, "tools/list timed out"))?
+            .map_err(|_| Error::unavailable(name, "tools/list failed"))?;
+        for tool in &page.tools {
+            let value = serde_json::to_value(tool)
+                .map_err(|_| Error::unavailable(name, "tools/list returned an invalid tool"))?;
+            listed.push(value);
+        }
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    if cursor.is_some() {
+        return Err(Error::unavailable(name, "tools/list has too many pages"));
+    }
+    let mut tools: Vec<ToolInfo> = listed
+        .iter()
+        .filter_map(|tool| ToolInfo::from_listed(name, tool, secrets))
+        .collect();
+    if let Some(allowed) = server.tools() {
+        for wanted in allowed {
+            if !tools.iter().any(|t| t.id().name() == wanted) {
+                return Err(Error::MissingTool {
+                    server: name.to_owned(),
+                    tool: wanted.clone(),
+                });
+            }
+        }
+        tools.retain(|t| allowed.iter().any(|a| a == t.id().name()));
+    }
+    Ok((tools, instructions))
+}

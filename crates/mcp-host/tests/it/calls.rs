@@ -1,0 +1,148 @@
+//! Tool calls over stdio: outcomes, bounds and redaction.
+
+use mcp_host::{CallOutcome, Error, MAX_TEXT_CHARS, Session, ToolId, UnknownReason};
+use redaction::Secret;
+
+use crate::support::{host, stdio_config};
+
+const SECRET: &str = "s3cr3t-\"quoted\"-value";
+
+async fn open(timeout_ms: i64) -> (mcp_host::Host, Session) {
+    let mut config = stdio_config("fx", &[]);
+    config.env = Some(
+        [("FIXTURE_SECRET".to_owned(), Secret::new(SECRET))]
+            .into_iter()
+            .collect(),
+    );
+    let host = host(&[config], timeout_ms);
+    let session = host.open(&["fx"]).await.expect("opens");
+    (host, session)
+}
+
+fn id(name: &str) -> ToolId {
+    ToolId::new("fx", name)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn outcomes_success_tool_error_and_media() {
+    let (_host, session) = open(10_000).await;
+    let echo = session
+        .call(&id("echo"), r#"{"text": "hello"}"#)
+        .await
+        .expect("sent");
+    assert!(matches!(&echo, CallOutcome::Success(o) if o.untrusted_text() == "hello"));
+
+    let fail = session.call(&id("fail"), "{}").await.expect("sent");
+    assert!(matches!(&fail, CallOutcome::ToolError(o) if o.untrusted_text() == "it failed"));
+
+    let image = session.call(&id("image"), "").await.expect("sent");
+    let output = image.output().expect("answered");
+    assert_eq!(output.media_omitted(), 2);
+    assert!(
+        output
+            .untrusted_text()
+            .starts_with("caption\n[image omitted")
+    );
+    assert!(!output.untrusted_text().contains("iVBORw0KGgo"));
+
+    let big = session.call(&id("big"), "{}").await.expect("sent");
+    let output = big.output().expect("answered");
+    assert!(output.truncated());
+    assert_eq!(output.untrusted_text().chars().count(), MAX_TEXT_CHARS);
+    assert_eq!(big.to_json()["outcome"], "success");
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_are_redacted_raw_and_json_escaped() {
+    let (_host, session) = open(10_000).await;
+    let outcome = session.call(&id("secret"), "{}").await.expect("sent");
+    let text = outcome
+        .output()
+        .expect("answered")
+        .untrusted_text()
+        .to_owned();
+    assert!(!text.contains("s3cr3t"), "{text}");
+    assert_eq!(text.matches(redaction::REDACTED).count(), 2, "{text}");
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_secrets_are_redacted_too() {
+    let servers =
+        mcp_host::ServerSet::from_config(&[stdio_config("fx", &[])], Some(10_000)).expect("ok");
+    let provider_key = Secret::new("provider-key-0123456789");
+    let options = mcp_host::HostOptions::new().with_host_secrets([&provider_key]);
+    let host = mcp_host::Host::new(servers, options).expect("host");
+    let session = host.open(&["fx"]).await.expect("opens");
+    let outcome = session
+        .call(&id("echo"), r#"{"text": "key=provider-key-0123456789"}"#)
+        .await
+        .expect("sent");
+    assert_eq!(
+        outcome.output().map(|o| o.untrusted_text()),
+        Some("key=[redacted]")
+    );
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hang_times_out_as_unknown_and_the_session_still_closes() {
+    let (_host, session) = open(300).await;
+    let outcome = session.call(&id("hang"), "{}").await.expect("sent");
+    assert_eq!(outcome, CallOutcome::Unknown(UnknownReason::Timeout));
+    assert!(outcome.is_unknown());
+    let pid = session.process_ids()[0];
+    session.close().await;
+    assert!(crate::support::process_ended(pid));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crash_mid_call_is_unknown() {
+    let (_host, session) = open(10_000).await;
+    let outcome = session.call(&id("crash"), "{}").await.expect("sent");
+    assert!(outcome.is_unknown(), "{outcome:?}");
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_calls_are_rejected_before_sending() {
+    let (_host, session) = open(10_000).await;
+    let long = format!(r#"{{"text": "{}"}}"#, "a".repeat(17_000));
+    for (tool, args) in [
+        ("echo", long.as_str()),
+        ("echo", "[1, 2]"),
+        ("echo", "not json"),
+        ("nope", "{}"),
+    ] {
+        let error = session.call(&id(tool), args).await.expect_err("rejected");
+        assert!(error.is_rejected_before_send(), "{error}");
+    }
+    let error = session
+        .call(&ToolId::new("other", "echo"), "{}")
+        .await
+        .expect_err("rejected");
+    assert!(matches!(error, Error::UnknownTool { .. }));
+    // The session is still usable afterwards.
+    let outcome = session
+        .call(&id("echo"), r#"{"text":"ok"}"#)
+        .await
+        .expect("sent");
+    assert_eq!(outcome.output().map(|o| o.untrusted_text()), Some("ok"));
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_client_capabilities_are_advertised() {
+    let (_host, session) = open(10_000).await;
+    let outcome = session
+        .call(&id("client_capabilities"), "{}")
+        .await
+        .expect("sent");
+    let text = outcome.output().expect("answered").untrusted_text();
+    let capabilities: serde_json::Value = serde_json::from_str(text).expect("JSON");
+    for capability in ["sampling", "roots", "elicitation"] {
+        assert!(capabilities.get(capability).is_none(), "{text}");
+    }
+    session.close().await;
+}

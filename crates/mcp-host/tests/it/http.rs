@@ -1,0 +1,140 @@
+//! Remote servers over Streamable HTTP: JSON and SSE bodies, headers, redirects, outcomes.
+
+use mcp_host::{CallOutcome, Error, ToolId, UnknownReason};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::support::{HttpFixture, host, http_config};
+
+const TOKEN: &str = "tok-0123456789abcdef";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_and_sse_bodies_both_work() {
+    for mode in [&["--json"][..], &[][..]] {
+        let fixture = HttpFixture::start(mode).await;
+        let host = host(&[http_config("web", &fixture.url, &[])], 10_000);
+        let session = host.open(&["web"]).await.expect("opens");
+        let outcome = session
+            .call(&ToolId::new("web", "echo"), r#"{"text":"over http"}"#)
+            .await
+            .expect("sent");
+        assert_eq!(
+            outcome.output().map(|o| o.untrusted_text()),
+            Some("over http")
+        );
+        session.close().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bearer_tokens_are_redacted_whole_and_bare() {
+    let fixture = HttpFixture::start(&["--secret", TOKEN]).await;
+    let bearer = format!("Bearer {TOKEN}");
+    let host = host(
+        &[http_config(
+            "web",
+            &fixture.url,
+            &[("Authorization", bearer.as_str())],
+        )],
+        10_000,
+    );
+    let session = host.open(&["web"]).await.expect("opens");
+    let outcome = session
+        .call(&ToolId::new("web", "secret"), "{}")
+        .await
+        .expect("sent");
+    let text = outcome.output().expect("answered").untrusted_text();
+    assert!(!text.contains("0123456789abcdef"), "{text}");
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hang_and_crash_are_unknown_outcomes() {
+    let fixture = HttpFixture::start(&[]).await;
+    let host = host(&[http_config("web", &fixture.url, &[])], 300);
+    let session = host.open(&["web"]).await.expect("opens");
+    let outcome = session
+        .call(&ToolId::new("web", "hang"), "{}")
+        .await
+        .expect("sent");
+    assert_eq!(outcome, CallOutcome::Unknown(UnknownReason::Timeout));
+    let outcome = session
+        .call(&ToolId::new("web", "crash"), "{}")
+        .await
+        .expect("sent");
+    assert!(outcome.is_unknown(), "{outcome:?}");
+    session.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_session_sees_the_current_catalog() {
+    let fixture = HttpFixture::start(&["--json"]).await;
+    let host = host(&[http_config("web", &fixture.url, &[])], 10_000);
+    let first = host.open(&["web"]).await.expect("opens");
+    let second = host.open(&["web"]).await.expect("opens");
+    let has =
+        |s: &mcp_host::Session, name: &str| s.catalog().get(&ToolId::new("web", name)).is_some();
+    assert!(has(&first, "generation_1"));
+    assert!(has(&second, "generation_2"));
+    first.close().await;
+    second.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redirects_are_not_followed_and_errors_stay_safe() {
+    let fixture = HttpFixture::start(&[]).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binds");
+    let redirect_url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    let target = fixture.url.clone();
+    let redirector = tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let mut buffer = vec![0u8; 65_536];
+            let _ = stream.read(&mut buffer).await;
+            let reply = format!(
+                "HTTP/1.1 307 Temporary Redirect\r\nLocation: {target}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+            let _ = stream.write_all(reply.as_bytes()).await;
+        }
+    });
+    let host = host(
+        &[http_config(
+            "moved",
+            &redirect_url,
+            &[("X-Api-Key", "header-secret-value")],
+        )],
+        2_000,
+    );
+    let error = host.open(&["moved"]).await.expect_err("redirect refused");
+    assert!(matches!(error, Error::Unavailable { .. }), "{error}");
+    let message = error.to_string();
+    assert!(!message.contains("header-secret-value"));
+    assert!(!message.contains(&redirect_url));
+    redirector.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreachable_server_is_unavailable() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("binds");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    drop(listener);
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let host = host(&[http_config("down", &url, &[])], 2_000);
+    let error = host.open(&["down"]).await.expect_err("nothing listens");
+    assert_eq!(error.server(), Some("down"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_ends_the_remote_session() {
+    let fixture = HttpFixture::start(&[]).await;
+    let host = host(&[http_config("web", &fixture.url, &[])], 10_000);
+    let first = host.open(&["web"]).await.expect("opens");
+    first.close().await;
+    let second = host.open(&["web"]).await.expect("opens");
+    let outcome = second
+        .call(&ToolId::new("web", "deleted_sessions"), "{}")
+        .await
+        .expect("sent");
+    assert_eq!(outcome.output().map(|o| o.untrusted_text()), Some("1"));
+    second.close().await;
+}

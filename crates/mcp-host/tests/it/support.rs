@@ -1,0 +1,140 @@
+//! Shared helpers: locating and starting the fixture server, building hosts.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::OnceLock;
+
+use mcp_host::{Host, HostOptions, ServerConfig, ServerSet};
+use redaction::Secret;
+use tokio::io::AsyncBufReadExt;
+
+/// The fixture binary, built by this test run so it always matches the source. Cargo only
+/// builds binaries of the package under test, so the fixture (another package) is built here
+/// with the same cargo, profile and target directory; when it is up to date this is quick.
+pub(crate) fn fixture_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let exe = std::env::current_exe().expect("the test binary has a path");
+        // target/<profile>/deps/it-HASH
+        let profile_dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("the test binary lives in target/<profile>/deps");
+        let target_dir = profile_dir.parent().expect("target/<profile> has a parent");
+        let profile = profile_dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .expect("a UTF-8 profile directory");
+        let profile = if profile == "debug" { "dev" } else { profile };
+        let status = std::process::Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "mcp-fixture",
+                "--bin",
+                "mcp-fixture",
+            ])
+            .args(["--profile", profile])
+            .arg("--target-dir")
+            .arg(target_dir)
+            .stdout(Stdio::null())
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building the fixture failed");
+        profile_dir.join("mcp-fixture")
+    })
+}
+
+/// A stdio server config running the fixture with these arguments.
+pub(crate) fn stdio_config(name: &str, args: &[&str]) -> ServerConfig {
+    ServerConfig {
+        name: Some(name.into()),
+        command: Some(fixture_bin().display().to_string()),
+        args: Some(args.iter().map(|a| (*a).to_owned()).collect()),
+        ..ServerConfig::default()
+    }
+}
+
+/// A remote server config for this URL and headers.
+pub(crate) fn http_config(name: &str, url: &str, headers: &[(&str, &str)]) -> ServerConfig {
+    ServerConfig {
+        name: Some(name.into()),
+        url: Some(url.into()),
+        headers: (!headers.is_empty()).then(|| {
+            headers
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), Secret::new(*v)))
+                .collect::<BTreeMap<_, _>>()
+        }),
+        ..ServerConfig::default()
+    }
+}
+
+/// A host for these configs with the given timeout.
+pub(crate) fn host(configs: &[ServerConfig], timeout_ms: i64) -> Host {
+    let servers = ServerSet::from_config(configs, Some(timeout_ms)).expect("valid test config");
+    Host::new(servers, HostOptions::new()).expect("host builds")
+}
+
+/// The fixture serving Streamable HTTP on a loopback port, killed when dropped.
+pub(crate) struct HttpFixture {
+    _child: tokio::process::Child,
+    pub(crate) url: String,
+}
+
+impl HttpFixture {
+    pub(crate) async fn start(extra: &[&str]) -> Self {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let mut child = tokio::process::Command::new(fixture_bin())
+            .args(["--http", "127.0.0.1:0"])
+            .args(extra)
+            .env_clear()
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("the fixture starts");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let mut line = String::new();
+        tokio::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .await
+            .expect("the fixture prints its address");
+        let url = line
+            .trim()
+            .strip_prefix("listening ")
+            .expect("the fixture announces its URL")
+            .to_owned();
+        Self { _child: child, url }
+    }
+}
+
+/// Whether a process is gone or only a zombie awaiting its parent.
+pub(crate) fn process_ended(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// Whether every process of this process group is gone or a zombie.
+pub(crate) fn group_ended(pgid: u32) -> bool {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return true;
+    };
+    entries.flatten().all(|entry| {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            return true;
+        };
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            return true;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        // state, ppid, pgrp
+        fields.get(2) != Some(&pgid.to_string().as_str()) || fields.first() == Some(&"Z")
+    })
+}
