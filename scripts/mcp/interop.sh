@@ -20,8 +20,18 @@ cleanup() {
 }
 trap cleanup EXIT
 
-npm install --silent --prefix "$WORK" --no-audit --no-fund \
-  "@modelcontextprotocol/server-everything@$VERSION" >/dev/null
+if ! npm install --silent --prefix "$WORK" --no-audit --no-fund \
+  "@modelcontextprotocol/server-everything@$VERSION" >/dev/null; then
+  # The npm registry is the one outside dependency. CI sets MCP_INTEROP_OPTIONAL_INSTALL=1 so
+  # that an unreachable registry is reported rather than failing the build; a failing
+  # interop check always fails.
+  if [ "${MCP_INTEROP_OPTIONAL_INSTALL:-0}" = 1 ]; then
+    echo "SKIPPED: could not install @modelcontextprotocol/server-everything@$VERSION from npm"
+    exit 0
+  fi
+  echo "FAIL: npm install of @modelcontextprotocol/server-everything@$VERSION" >&2
+  exit 1
+fi
 EVERYTHING="$WORK/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 
 (cd "$ROOT" && cargo build --quiet -p mcp-host --example mcp-cli)
