@@ -173,42 +173,43 @@ mod tests {
 
     #[test]
     fn conflicting_flags_are_refused() {
-        let flags = ToolFlags {
-            max_tool_calls: &["3"],
+        let refused = |flags: ToolFlags<'_>| match CallBudget::choose(None, &flags) {
+            Err(Error::Flag(problem)) => Some(problem),
+            _ => None,
+        };
+        let three: &[&str] = &["3"];
+        let budget_without_tools = ToolFlags {
+            max_tool_calls: three,
             no_tools: true,
             ..ToolFlags::default()
         };
-        assert!(matches!(
-            CallBudget::choose(None, &flags),
-            Err(Error::Flag(FlagProblem::ConflictsWithNoTools))
-        ));
-        let flags = ToolFlags {
-            max_tool_calls: &["3"],
+        assert_eq!(
+            refused(budget_without_tools),
+            Some(FlagProblem::ConflictsWithNoTools)
+        );
+        let budget_on_text_only = ToolFlags {
+            max_tool_calls: three,
             text_only: true,
             ..ToolFlags::default()
         };
-        assert!(matches!(
-            CallBudget::choose(None, &flags),
-            Err(Error::Flag(FlagProblem::TextOnlyCommand))
-        ));
-        let flags = ToolFlags {
+        assert_eq!(
+            refused(budget_on_text_only),
+            Some(FlagProblem::TextOnlyCommand)
+        );
+        let toolset_without_tools = ToolFlags {
             toolset: true,
             no_tools: true,
             ..ToolFlags::default()
         };
-        assert!(matches!(
-            CallBudget::choose(None, &flags),
-            Err(Error::Flag(FlagProblem::ToolsetWithNoTools))
-        ));
-        let flags = ToolFlags {
-            max_tool_calls: &["3"],
-            text_only: true,
+        assert_eq!(
+            refused(toolset_without_tools),
+            Some(FlagProblem::ToolsetWithNoTools)
+        );
+        let plain_no_tools = ToolFlags {
+            no_tools: true,
             ..ToolFlags::default()
         };
-        assert!(matches!(
-            CallBudget::choose(None, &flags),
-            Err(Error::Flag(FlagProblem::TextOnlyCommand))
-        ));
+        assert_eq!(refused(plain_no_tools), None);
     }
 
     #[test]

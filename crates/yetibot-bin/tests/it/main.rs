@@ -26,6 +26,62 @@ fn run(env: &[(&str, &str)], args: &[&str]) -> Output {
     yetibot(env).args(args).output().expect("the binary runs")
 }
 
+/// A running bot whose stderr lines arrive on a channel.
+struct Bot {
+    child: std::process::Child,
+    lines: mpsc::Receiver<String>,
+    reader: std::thread::JoinHandle<()>,
+}
+
+impl Bot {
+    fn start(env: &[(&str, &str)]) -> Self {
+        let mut child = yetibot(env)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let stderr = child.stderr.take().expect("stderr");
+        let (tx, lines) = mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            child,
+            lines,
+            reader,
+        }
+    }
+
+    /// Waits for a line containing `text`; the generous deadline only guards against a hung
+    /// binary.
+    fn wait_for(&self, text: &str) -> bool {
+        loop {
+            match self.lines.recv_timeout(Duration::from_secs(60)) {
+                Ok(line) if line.contains(text) => return true,
+                Ok(_) => {}
+                Err(_) => return false,
+            }
+        }
+    }
+
+    /// Sends `signal` (`INT`, `TERM`) and returns the exit code and the remaining lines.
+    fn stop(mut self, signal: &str) -> (Option<i32>, Vec<String>) {
+        let status = Command::new("kill")
+            .args([&format!("-{signal}"), &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+        let exit = self.child.wait().expect("wait");
+        self.reader.join().expect("reader");
+        (exit.code(), self.lines.try_iter().collect())
+    }
+}
+
 #[test]
 fn check_config_accepts_the_example_and_redacts_every_secret() {
     let path = example_config();
@@ -107,39 +163,13 @@ fn a_named_config_file_must_exist_but_the_default_may_be_absent() {
 fn the_bot_stops_cleanly_on_sigint_and_sigterm() {
     for signal in ["INT", "TERM"] {
         let path = example_config();
-        let mut child = yetibot(&[("CONFIG_PATH", path.to_str().expect("utf-8"))])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn");
-        let stderr = child.stderr.take().expect("stderr");
-        let (tx, rx) = mpsc::channel();
-        let reader = std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        // Wait for the ready line; the generous deadline only guards against a hung binary.
-        let ready = loop {
-            match rx.recv_timeout(Duration::from_secs(60)) {
-                Ok(line) if line.contains("Press Ctrl-C to stop") => break true,
-                Ok(_) => {}
-                Err(_) => break false,
-            }
-        };
-        assert!(ready, "the bot never reported that it is running");
-        let status = Command::new("kill")
-            .args([&format!("-{signal}"), &child.id().to_string()])
-            .status()
-            .expect("kill runs");
-        assert!(status.success());
-        let exit = child.wait().expect("wait");
-        reader.join().expect("reader");
-        let rest: Vec<String> = rx.try_iter().collect();
-        assert_eq!(exit.code(), Some(0), "SIG{signal}: {rest:?}");
+        let bot = Bot::start(&[("CONFIG_PATH", path.to_str().expect("utf-8"))]);
+        assert!(
+            bot.wait_for("Press Ctrl-C to stop"),
+            "the bot never reported that it is running"
+        );
+        let (code, rest) = bot.stop(signal);
+        assert_eq!(code, Some(0), "SIG{signal}: {rest:?}");
         assert!(
             rest.iter().any(|l| l.contains("shutting down")),
             "SIG{signal}: {rest:?}"
@@ -176,36 +206,12 @@ fn the_bot_starts_model_discovery_against_its_providers() {
         ),
     )
     .expect("write");
-    let mut child = yetibot(&[("CONFIG_PATH", file.to_str().expect("utf-8"))])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let stderr = child.stderr.take().expect("stderr");
-    let (tx, rx) = mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let listed = loop {
-        match rx.recv_timeout(Duration::from_secs(60)) {
-            Ok(line) if line.contains("model catalog of local: 2 models") => break true,
-            Ok(_) => {}
-            Err(_) => break false,
-        }
-    };
-    let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status();
-    let exit = child.wait().expect("wait");
-    reader.join().expect("reader");
+    let bot = Bot::start(&[("CONFIG_PATH", file.to_str().expect("utf-8"))]);
+    let listed = bot.wait_for("model catalog of local: 2 models");
+    let (code, rest) = bot.stop("INT");
     assert!(listed, "the bot never listed the provider's models");
-    assert!(kill.expect("kill").success());
-    assert_eq!(exit.code(), Some(0));
+    assert_eq!(code, Some(0));
+    assert!(!rest.iter().any(|l| l.contains("sk-discovery-secret-1")));
     let requests = fixture.requests();
     assert!(
         requests.iter().all(|r| r.method == "GET"),
