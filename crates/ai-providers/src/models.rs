@@ -214,6 +214,15 @@ async fn cloudflare(
     ))
 }
 
+/// Catalog properties that state a model's size limits.
+const LIMIT_PROPERTIES: &[&str] = &[
+    "context_window",
+    "max_input_tokens",
+    "max_total_tokens",
+    "max_output_tokens",
+    "max_batch_prefill_tokens",
+];
+
 /// Projects one Workers AI catalog record into its bounded form.
 fn project(record: &Value, bearer: Option<&redaction::Secret>) -> Option<ModelInfo> {
     let id = record.get("name")?.as_str()?.to_owned();
@@ -264,6 +273,15 @@ fn project(record: &Value, bearer: Option<&redaction::Secret>) -> Option<ModelIn
     );
     if let Some(schema) = schema {
         out.insert("schema".into(), schema_summary(schema));
+    }
+    // Size limits are lifted out of the properties so that callers need not know their IDs;
+    // schema defaults such as `max_tokens` are deliberately not treated as limits.
+    let limits: Map<String, Value> = LIMIT_PROPERTIES
+        .iter()
+        .filter_map(|k| Some(((*k).to_owned(), properties.get(*k)?.clone())))
+        .collect();
+    if !limits.is_empty() {
+        out.insert("limits".into(), Value::Object(limits));
     }
     if !properties.is_empty() {
         out.insert("properties".into(), Value::Object(properties));

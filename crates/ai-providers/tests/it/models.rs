@@ -138,6 +138,7 @@ async fn cloudflare_records_are_projected_and_bounded() {
     let fixture = Fixture::start().await.expect("fixture");
     let records = json!([
         {"name": "@cf/no", "properties": [{"property_id": "function_calling", "value": "false"},
+            {"property_id": "context_window", "value": "8192"},
             {"property_id": "price", "value": [{"unit": "per M input tokens", "price": 0.1, "currency": "USD"}]}]},
         {"name": "@cf/tools", "schema": {"input": {"properties": {"messages": {}, "tools": {}}}, "output": {"properties": {"response": {}}}},
          "secret_field_not_projected": "x"},
@@ -169,6 +170,14 @@ async fn cloudflare_records_are_projected_and_bounded() {
     assert_eq!(
         record("@cf/no")["properties"]["price"][0]["currency"],
         "USD"
+    );
+    assert_eq!(
+        record("@cf/no")["limits"],
+        json!({"context_window": "8192"})
+    );
+    assert!(
+        record("@cf/tools").get("limits").is_none(),
+        "no limits are invented"
     );
     assert_eq!(
         record("@cf/tools")["function-calling"],
