@@ -111,10 +111,11 @@ impl Client {
         Ok(self.list_models(provider).await?.context_window(model))
     }
 
-    /// Context-window detection through Ollama's native API: `POST {origin}/api/show` for
-    /// `model`, preferring the configured `num_ctx` parameter over the model's trained
-    /// `*.context_length`. Only call this for a provider known to be Ollama; it sends one
-    /// metadata request and no prompt.
+    /// Context-window detection through Ollama's native API. The window of a loaded model
+    /// comes from `GET {origin}/api/ps` (what the server actually runs with); otherwise
+    /// `POST {origin}/api/show` for `model` gives the configured `num_ctx` parameter, else the
+    /// model's trained `*.context_length`. Only call this for a provider known to be Ollama;
+    /// it sends at most two metadata requests and no prompt.
     ///
     /// # Errors
     ///
@@ -131,6 +132,12 @@ impl Client {
                 reason: "the base URL has no origin",
             })?;
         let token = bearer(provider, Purpose::Listing).await?;
+        if let Some(running) = self
+            .ollama_running_window(provider, &origin, token.as_ref(), model)
+            .await?
+        {
+            return Ok(Some(running));
+        }
         let body = serde_json::to_vec(&json!({ "model": model })).unwrap_or_default();
         let response = self
             .send(
@@ -170,6 +177,56 @@ impl Client {
                     .and_then(|(_, v)| v.as_u64())
             });
         Ok(configured.or(trained))
+    }
+
+    /// The context window Ollama's `/api/ps` reports for `model` while it is loaded. A model
+    /// named without a tag matches its `:latest` entry.
+    async fn ollama_running_window(
+        &self,
+        provider: &Provider,
+        origin: &str,
+        token: Option<&redaction::Secret>,
+        model: &str,
+    ) -> Result<Option<u64>> {
+        let response = self
+            .send(
+                provider,
+                http::Method::GET,
+                &format!("{origin}/api/ps"),
+                token,
+                None,
+                "application/json",
+            )
+            .await?;
+        let bytes = self
+            .read_bounded(
+                provider,
+                response.into_body(),
+                self.options().max_listing_bytes,
+                "running models",
+            )
+            .await?;
+        let value: serde_json::Value = serde_json::from_slice(&bytes)
+            .map_err(|_| crate::chat::malformed(provider, "the running models are not JSON"))?;
+        let tagged = if model.contains(':') {
+            model.to_owned()
+        } else {
+            format!("{model}:latest")
+        };
+        Ok(value
+            .get("models")
+            .and_then(serde_json::Value::as_array)
+            .into_iter()
+            .flatten()
+            .find(|m| {
+                ["name", "model"].iter().any(|k| {
+                    m.get(*k)
+                        .and_then(serde_json::Value::as_str)
+                        .is_some_and(|n| n == model || n == tagged)
+                })
+            })
+            .and_then(|m| m.get("context_length"))
+            .and_then(serde_json::Value::as_u64))
     }
 
     /// The doctor probe: one small request offering a single function tool, reporting

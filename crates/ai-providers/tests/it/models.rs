@@ -236,6 +236,11 @@ async fn context_windows_come_from_the_listing_or_ollama_details() {
         "/v1/models",
         Reply::json(r#"{"data":[{"id":"served","max_model_len":16384}]}"#),
     );
+    // llama3.2 is loaded with a runtime window; qwen3 is not, so /api/show answers for it.
+    fixture.route(
+        "/api/ps",
+        Reply::json(r#"{"models":[{"name":"llama3.2:latest","model":"llama3.2:latest","context_length":4096}]}"#),
+    );
     fixture.route(
         "/api/show",
         Reply::json(
@@ -264,8 +269,17 @@ async fn context_windows_come_from_the_listing_or_ollama_details() {
         client
             .ollama_context_window(&p, "llama3.2")
             .await
+            .expect("ps"),
+        Some(4096),
+        "a loaded model's runtime window wins"
+    );
+    assert_eq!(
+        client
+            .ollama_context_window(&p, "llama3.2:8b")
+            .await
             .expect("show"),
-        Some(8192)
+        Some(8192),
+        "another tag is not the loaded model"
     );
     assert_eq!(
         client
@@ -282,6 +296,13 @@ async fn context_windows_come_from_the_listing_or_ollama_details() {
         .collect();
     assert_eq!(
         shows,
-        [json!({"model": "llama3.2"}), json!({"model": "qwen3"})]
+        [json!({"model": "llama3.2:8b"}), json!({"model": "qwen3"})],
+        "a loaded model needs no /api/show"
     );
+    let ps = fixture
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/api/ps" && r.method == "GET")
+        .count();
+    assert_eq!(ps, 3, "/api/ps is asked first, every time");
 }
