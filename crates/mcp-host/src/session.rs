@@ -193,6 +193,33 @@ impl Host {
         self.open(&names).await
     }
 
+    /// Opens the named servers, runs `work` with the session, and closes the session however
+    /// `work` ends, including by panicking: the child processes are reaped and remote
+    /// sessions ended before the panic continues. Prefer it to [`Host::open`] whenever the
+    /// session's use fits in one async block, because dropping an unclosed [`Session`] kills
+    /// local servers but cannot end remote sessions.
+    ///
+    /// # Errors
+    ///
+    /// As for [`Host::open`]; `work`'s own result is returned inside `Ok`.
+    pub async fn scoped<T>(
+        &self,
+        names: &[&str],
+        work: impl AsyncFnOnce(&Session) -> T,
+    ) -> Result<T> {
+        use futures_util::FutureExt as _;
+        let session = self.open(names).await?;
+        // The session is closed right after, so nothing observes state a panic left behind.
+        let outcome = std::panic::AssertUnwindSafe(work(&session))
+            .catch_unwind()
+            .await;
+        session.close().await;
+        match outcome {
+            Ok(value) => Ok(value),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+
     async fn open_one(
         &self,
         server: &Server,

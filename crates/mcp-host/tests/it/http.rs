@@ -1,6 +1,6 @@
 //! Remote servers over Streamable HTTP: JSON and SSE bodies, headers, redirects, outcomes.
 
-use mcp_host::{CallOutcome, Error, ToolId, UnknownReason};
+use mcp_host::{CallOutcome, Error, Session, ToolId, UnknownReason};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::support::{HttpFixture, host, http_config};
@@ -137,4 +137,34 @@ async fn closing_ends_the_remote_session() {
         .expect("sent");
     assert_eq!(outcome.output().map(|o| o.untrusted_text()), Some("1"));
     second.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_caller_still_ends_the_remote_session() {
+    use futures_util::FutureExt as _;
+    let fixture = HttpFixture::start(&[]).await;
+    let host = host(&[http_config("web", &fixture.url, &[])], 10_000);
+    let panicked =
+        std::panic::AssertUnwindSafe(host.scoped(&["web"], async |session: &Session| {
+            let _ = session.catalog();
+            panic!("the caller fails while holding the session");
+        }))
+        .catch_unwind()
+        .await;
+    assert!(panicked.is_err(), "the panic reaches the caller");
+    let deleted = host
+        .scoped(&["web"], async |session: &Session| {
+            let outcome = session
+                .call(&ToolId::new("web", "deleted_sessions"), "{}")
+                .await
+                .expect("sent");
+            outcome.output().map(|o| o.untrusted_text().to_owned())
+        })
+        .await
+        .expect("opens");
+    assert_eq!(
+        deleted.as_deref(),
+        Some("1"),
+        "the panicked session was ended"
+    );
 }
