@@ -139,26 +139,16 @@ impl Client {
             return Ok(Some(running));
         }
         let body = serde_json::to_vec(&json!({ "model": model })).unwrap_or_default();
-        let response = self
-            .send(
+        let value = self
+            .ollama_json(
                 provider,
                 http::Method::POST,
                 &format!("{origin}/api/show"),
                 token.as_ref(),
                 Some(body),
-                "application/json",
-            )
-            .await?;
-        let bytes = self
-            .read_bounded(
-                provider,
-                response.into_body(),
-                self.options().max_listing_bytes,
                 "model details",
             )
             .await?;
-        let value: serde_json::Value = serde_json::from_slice(&bytes)
-            .map_err(|_| crate::chat::malformed(provider, "the model details are not JSON"))?;
         let configured = value
             .get("parameters")
             .and_then(serde_json::Value::as_str)
@@ -188,26 +178,16 @@ impl Client {
         token: Option<&redaction::Secret>,
         model: &str,
     ) -> Result<Option<u64>> {
-        let response = self
-            .send(
+        let value = self
+            .ollama_json(
                 provider,
                 http::Method::GET,
                 &format!("{origin}/api/ps"),
                 token,
                 None,
-                "application/json",
-            )
-            .await?;
-        let bytes = self
-            .read_bounded(
-                provider,
-                response.into_body(),
-                self.options().max_listing_bytes,
                 "running models",
             )
             .await?;
-        let value: serde_json::Value = serde_json::from_slice(&bytes)
-            .map_err(|_| crate::chat::malformed(provider, "the running models are not JSON"))?;
         let tagged = if model.contains(':') {
             model.to_owned()
         } else {
@@ -227,6 +207,32 @@ impl Client {
             })
             .and_then(|m| m.get("context_length"))
             .and_then(serde_json::Value::as_u64))
+    }
+
+    /// One metadata request to Ollama's native API, its JSON body read under the listing
+    /// bound. `what` names the body in errors.
+    async fn ollama_json(
+        &self,
+        provider: &Provider,
+        method: http::Method,
+        url: &str,
+        token: Option<&redaction::Secret>,
+        body: Option<Vec<u8>>,
+        what: &'static str,
+    ) -> Result<serde_json::Value> {
+        let response = self
+            .send(provider, method, url, token, body, "application/json")
+            .await?;
+        let bytes = self
+            .read_bounded(
+                provider,
+                response.into_body(),
+                self.options().max_listing_bytes,
+                what,
+            )
+            .await?;
+        serde_json::from_slice(&bytes)
+            .map_err(|_| crate::chat::malformed(provider, "the reply is not JSON"))
     }
 
     /// The doctor probe: one small request offering a single function tool, reporting
