@@ -101,32 +101,9 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
-/// Builds the fixture with the same cargo and profile as this benchmark (cargo builds only
-/// binaries of the benchmarked package, and the fixture is another one).
+/// The fixture, built with the same cargo and profile as this benchmark.
 fn fixture_bin() -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let profile_dir = exe.parent().and_then(Path::parent)?;
-    let target_dir = profile_dir.parent()?;
-    let profile = match profile_dir.file_name()?.to_str()? {
-        "debug" => "dev",
-        other => other,
-    };
-    let status = Command::new(env!("CARGO"))
-        .args([
-            "build",
-            "--quiet",
-            "-p",
-            "mcp-fixture",
-            "--bin",
-            "mcp-fixture",
-        ])
-        .args(["--profile", profile])
-        .arg("--target-dir")
-        .arg(target_dir)
-        .stdout(Stdio::null())
-        .status()
-        .ok()?;
-    status.success().then(|| profile_dir.join("mcp-fixture"))
+    mcp_fixture::build_binary(env!("CARGO")).ok()
 }
 
 /// The fixture serving Streamable HTTP on a loopback port.

@@ -13,7 +13,8 @@
 //! `generation_N` tool whose number changes with each session, `--extra N` numbered tools
 //! and, with `--big-catalog`, tools whose descriptions and schemas exceed the host's bounds.
 
-use std::process::ExitCode;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -24,6 +25,51 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
+
+/// Builds the fixture binary with `cargo` into the target directory and profile of the
+/// running executable (a test or benchmark binary in `target/<profile>/deps`) and returns its
+/// path. Cargo builds only the binaries of the package under test, so callers in other
+/// packages build this one themselves; when it is up to date this is quick.
+///
+/// # Errors
+///
+/// A short description when the running executable is not in a cargo target directory or the
+/// build fails.
+pub fn build_binary(cargo: &str) -> Result<PathBuf, String> {
+    let exe = std::env::current_exe().map_err(|_| "the running executable has no path")?;
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .ok_or("the executable is not in target/<profile>/deps")?;
+    let target_dir = profile_dir
+        .parent()
+        .ok_or("target/<profile> has no parent")?;
+    let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+        Some("debug") => "dev",
+        Some(other) => other,
+        None => return Err("the profile directory is not UTF-8".into()),
+    };
+    let status = Command::new(cargo)
+        .args([
+            "build",
+            "--quiet",
+            "-p",
+            "mcp-fixture",
+            "--bin",
+            "mcp-fixture",
+        ])
+        .args(["--profile", profile])
+        .arg("--target-dir")
+        .arg(target_dir)
+        .stdout(Stdio::null())
+        .status()
+        .map_err(|_| "cargo could not be run")?;
+    if status.success() {
+        Ok(profile_dir.join("mcp-fixture"))
+    } else {
+        Err("building the fixture failed".into())
+    }
+}
 
 /// Options parsed from the command line.
 #[derive(Debug, Clone, Default)]

@@ -9,42 +9,10 @@ use mcp_host::{Host, HostOptions, ServerConfig, ServerSet};
 use redaction::Secret;
 use tokio::io::AsyncBufReadExt;
 
-/// The fixture binary, built by this test run so it always matches the source. Cargo only
-/// builds binaries of the package under test, so the fixture (another package) is built here
-/// with the same cargo, profile and target directory; when it is up to date this is quick.
+/// The fixture binary, built by this test run so it always matches the source.
 pub(crate) fn fixture_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let exe = std::env::current_exe().expect("the test binary has a path");
-        // target/<profile>/deps/it-HASH
-        let profile_dir = exe
-            .parent()
-            .and_then(Path::parent)
-            .expect("the test binary lives in target/<profile>/deps");
-        let target_dir = profile_dir.parent().expect("target/<profile> has a parent");
-        let profile = profile_dir
-            .file_name()
-            .and_then(|n| n.to_str())
-            .expect("a UTF-8 profile directory");
-        let profile = if profile == "debug" { "dev" } else { profile };
-        let status = std::process::Command::new(env!("CARGO"))
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "mcp-fixture",
-                "--bin",
-                "mcp-fixture",
-            ])
-            .args(["--profile", profile])
-            .arg("--target-dir")
-            .arg(target_dir)
-            .stdout(Stdio::null())
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building the fixture failed");
-        profile_dir.join("mcp-fixture")
-    })
+    BIN.get_or_init(|| mcp_fixture::build_binary(env!("CARGO")).expect("the fixture builds"))
 }
 
 /// A stdio server config running the fixture with these arguments.
