@@ -1,4 +1,4 @@
-//! Benchmarks of `json-util` on inputs at the tool's size bound: the strict reader (alone
+//! Benchmarks of `yetibot-json-util` on inputs at the tool's size bound: the strict reader (alone
 //! and with serialization) and the `sort`, `unique`, `flatten`, `get` and `sum` calls, each
 //! against `serde_json::from_str` (plus `to_string`) on the same bytes as the baseline.
 //!
@@ -7,8 +7,8 @@
 
 use divan::Bencher;
 use divan::counter::BytesCount;
-use json_util::{Call, SplitMix64, Value, execute};
-use redaction::Secrets;
+use yetibot_json_util::{Call, SplitMix64, Value, execute};
+use yetibot_redaction::Secrets;
 
 fn main() {
     divan::main();

@@ -1,5 +1,5 @@
 //! Round-trip time of `echo` calls and the cost of opening a session plus `tools/list`,
-//! through mcp-host against the fixture server over stdio and Streamable HTTP.
+//! through yetibot-mcp-host against the fixture server over stdio and Streamable HTTP.
 //!
 //! `cargo bench -p benches --bench mcp` prints one JSON line per transport (200 calls, 20
 //! sessions); without `--bench` (as under `cargo test --benches`) it does a quick smoke run.
@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-use mcp_host::{Host, HostOptions, ServerConfig, ServerSet, ToolId};
+use yetibot_mcp_host::{Host, HostOptions, ServerConfig, ServerSet, ToolId};
 
 fn main() -> ExitCode {
     let full = std::env::args().any(|a| a == "--bench");
@@ -49,7 +49,7 @@ fn main() -> ExitCode {
                     out,
                     "{}",
                     serde_json::json!({
-                        "client": "mcp-host (Rust)",
+                        "client": "yetibot-mcp-host (Rust)",
                         "transport": transport,
                         "open_list_ms": open_ms,
                         "per_call_ms": call_ms,

@@ -1,4 +1,4 @@
-//! Streaming cost of ai-providers against the local fixture, and the same Chat Completions
+//! Streaming cost of yetibot-ai-providers against the local fixture, and the same Chat Completions
 //! stream read by `async-openai` in the same run.
 //!
 //! `responses_stream` reads a long Responses stream (about 5 MB of text deltas) end to end:
@@ -15,7 +15,6 @@
 use std::io::Write;
 use std::sync::LazyLock;
 
-use ai_providers::{Client, ClientOptions, Provider, ProviderConfig, ProviderSet, TurnRequest};
 use async_openai::config::OpenAIConfig;
 use async_openai::types::chat::{
     ChatCompletionRequestUserMessage, CreateChatCompletionRequest, CreateChatCompletionRequestArgs,
@@ -25,6 +24,9 @@ use divan::counter::BytesCount;
 use futures_util::StreamExt;
 use provider_fixture::{Fixture, Reply};
 use tokio::runtime::Runtime;
+use yetibot_ai_providers::{
+    Client, ClientOptions, Provider, ProviderConfig, ProviderSet, TurnRequest,
+};
 
 fn main() {
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -104,7 +106,7 @@ fn cpu_report() {
         writeln!(
             out,
             "median client CPU per streamed chat answer ({CHAT_CHUNKS} chunks): \
-             ai-providers {a:.0} us, async-openai {b:.0} us\n\
+             yetibot-ai-providers {a:.0} us, async-openai {b:.0} us\n\
              Responses stream decode: {:.1} MB per CPU second ({r:.0} us CPU for {} bytes)",
             SETUP.responses_bytes as f64 / r,
             SETUP.responses_bytes

@@ -1,4 +1,4 @@
-//! Throughput of `redaction` over 1 MiB of chat-like text with 1, 10 and 100 secrets.
+//! Throughput of `yetibot-redaction` over 1 MiB of chat-like text with 1, 10 and 100 secrets.
 //!
 //! `redact_text` runs on text that holds a handful of secrets, plain and escaped;
 //! `contains_secret` runs on the same text already redacted, because a clean text is the
@@ -6,7 +6,7 @@
 
 use divan::Bencher;
 use divan::counter::BytesCount;
-use redaction::Secrets;
+use yetibot_redaction::Secrets;
 
 fn main() {
     divan::main();

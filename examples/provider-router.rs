@@ -1,4 +1,4 @@
-//! Embeds ai-providers with two providers: lists every provider's models, then streams one
+//! Embeds yetibot-ai-providers with two providers: lists every provider's models, then streams one
 //! answer from the default provider. Both providers are local fixture servers, so the
 //! example runs anywhere without keys or network.
 //!
@@ -9,8 +9,10 @@
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use ai_providers::{Client, ClientOptions, ProviderConfig, ProviderSet, TurnEvent, TurnRequest};
 use provider_fixture::{Fixture, Reply};
+use yetibot_ai_providers::{
+    Client, ClientOptions, ProviderConfig, ProviderSet, TurnEvent, TurnRequest,
+};
 
 fn main() -> ExitCode {
     let _ = rustls::crypto::ring::default_provider().install_default();

@@ -8,7 +8,7 @@ use std::ffi::OsString;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use redaction::Secrets;
+use yetibot_redaction::Secrets;
 
 const USAGE: &str = "usage: redact --secret VALUE [--secret VALUE]... < input > output\n";
 
@@ -30,7 +30,7 @@ fn main() -> ExitCode {
         let warning = format!(
             "redact: warning: {} value(s) ignored (shorter than {} bytes or overlapping the marker)\n",
             secrets.ignored(),
-            redaction::MIN_SECRET_LEN,
+            yetibot_redaction::MIN_SECRET_LEN,
         );
         let _ = io::stderr().lock().write_all(warning.as_bytes());
     }

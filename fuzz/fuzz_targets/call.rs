@@ -2,9 +2,9 @@
 //! preflight and execute must agree on whether the call fails.
 #![no_main]
 
-use json_util::{Call, SplitMix64, execute, preflight};
+use yetibot_json_util::{Call, SplitMix64, execute, preflight};
 use libfuzzer_sys::fuzz_target;
-use redaction::Secrets;
+use yetibot_redaction::Secrets;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -14,6 +14,6 @@ fuzz_target!(|data: &[u8]| {
     let call = Call::new(text);
     let checked = preflight(std::slice::from_ref(&call), &secrets);
     let reply = execute(&call, &mut SplitMix64::new(data.len() as u64), &secrets);
-    assert!(reply.as_json().len() <= json_util::MAX_REPLY_BYTES);
+    assert!(reply.as_json().len() <= yetibot_json_util::MAX_REPLY_BYTES);
     assert_eq!(checked.err().map(|e| e.error()), reply.error());
 });

@@ -2,7 +2,7 @@
 //! back to text that reads as the same value and writes identically again.
 #![no_main]
 
-use json_util::Value;
+use yetibot_json_util::Value;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

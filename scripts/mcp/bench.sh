@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Side-by-side benchmark: mcp-host (benches/mcp.rs) against the official TypeScript SDK
+# Side-by-side benchmark: yetibot-mcp-host (benches/mcp.rs) against the official TypeScript SDK
 # client (npm @modelcontextprotocol/sdk) and Python SDK client (PyPI mcp), all talking to the
 # same fixture server (tests/mcp-fixture, release build) over stdio and Streamable HTTP (SSE
 # bodies) on 127.0.0.1. Measures the median cost of opening a session plus tools/list over
@@ -33,7 +33,7 @@ python3 -m venv "$WORK/venv"
 FIXTURE="$ROOT/target/release/mcp-fixture"
 RESULTS="$WORK/results.jsonl"
 
-# mcp-host starts its own fixture instances.
+# yetibot-mcp-host starts its own fixture instances.
 (cd "$ROOT" && cargo bench --quiet -p benches --bench mcp) | grep '^{' >>"$RESULTS"
 
 "$FIXTURE" --http 127.0.0.1:0 >"$WORK/http.out" 2>/dev/null &

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Interoperability of mcp-host with the official reference server
+# Interoperability of yetibot-mcp-host with the official reference server
 # @modelcontextprotocol/server-everything, over stdio and Streamable HTTP.
 #
 # Installs the server into a temporary folder (npm registry only), runs discovery and calls
@@ -34,7 +34,7 @@ if ! npm install --silent --prefix "$WORK" --no-audit --no-fund \
 fi
 EVERYTHING="$WORK/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 
-(cd "$ROOT" && cargo build --quiet -p mcp-host --example mcp-cli)
+(cd "$ROOT" && cargo build --quiet -p yetibot-mcp-host --example mcp-cli)
 CLI="$ROOT/target/debug/examples/mcp-cli"
 
 fail() { echo "FAIL: $*" >&2; exit 1; }

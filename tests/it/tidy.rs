@@ -17,6 +17,24 @@ fn crates() -> Vec<PathBuf> {
     dirs
 }
 
+/// The `name` of a manifest's `[package]` table (the first `name = "..."` line).
+fn package_name(manifest: &str) -> Option<String> {
+    let package = manifest.split("\n[").next()?;
+    package.lines().find_map(|line| {
+        let value = line.strip_prefix("name = \"")?.strip_suffix('"')?;
+        Some(value.to_owned())
+    })
+}
+
+/// Every publishable package carries the `yetibot-` prefix; folders keep their short names.
+fn expected_package_name(folder: &str) -> String {
+    if folder.starts_with("yetibot-") {
+        folder.to_owned()
+    } else {
+        format!("yetibot-{folder}")
+    }
+}
+
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in fs::read_dir(dir).expect("readable") {
         let path = entry.expect("entry").path();
@@ -49,28 +67,26 @@ fn every_crate_has_docs_a_readme_and_workspace_lints() {
         .collect();
     assert_eq!(names, expected);
     for dir in crates() {
-        let name = dir
+        let folder = dir
             .file_name()
             .expect("name")
             .to_string_lossy()
             .into_owned();
         let manifest = fs::read_to_string(dir.join("Cargo.toml")).expect("manifest");
-        assert!(
-            manifest.contains(&format!("name = \"{name}\"")),
-            "{name}: package name = folder name"
+        let name = package_name(&manifest).unwrap_or_else(|| panic!("{folder}: no package name"));
+        assert_eq!(
+            name,
+            expected_package_name(&folder),
+            "{folder}: a library package is named `yetibot-<folder>`; the binary is `yetibot-bin`"
         );
         assert!(
             manifest.contains("[lints]\nworkspace = true"),
             "{name}: uses the workspace lints"
         );
-        assert!(
-            manifest.contains("readme = \"README.md\""),
-            "{name}: declares its README"
-        );
         let readme = fs::read_to_string(dir.join("README.md")).expect("README.md");
         assert!(
             readme.starts_with(&format!("# {name}\n")),
-            "{name}: README starts with its name"
+            "{name}: README starts with its package name"
         );
         assert!(
             readme.contains("```rust"),
@@ -81,6 +97,151 @@ fn every_crate_has_docs_a_readme_and_workspace_lints() {
             lib.starts_with("#![doc = include_str!(\"../README.md\")]"),
             "{name}: docs are the README"
         );
+    }
+}
+
+#[test]
+fn every_crate_carries_the_metadata_crates_io_needs() {
+    for dir in crates() {
+        let manifest = fs::read_to_string(dir.join("Cargo.toml")).expect("manifest");
+        let name = package_name(&manifest).expect("package name");
+        for key in [
+            "description = \"",
+            "license.workspace = true",
+            "repository.workspace = true",
+            "rust-version.workspace = true",
+            "readme = \"README.md\"",
+            "keywords = [\"",
+            "categories = [\"",
+        ] {
+            assert!(manifest.contains(key), "{name}: Cargo.toml lacks `{key}`");
+        }
+        assert!(
+            !manifest.contains("publish = false"),
+            "{name}: every crate under crates/ is published"
+        );
+        let keywords = list_field(&manifest, "keywords");
+        assert!(
+            (1..=5).contains(&keywords.len()),
+            "{name}: crates.io takes one to five keywords"
+        );
+        for keyword in keywords {
+            let valid = keyword.len() <= 20
+                && keyword.starts_with(|c: char| c.is_ascii_alphabetic())
+                && keyword
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+            assert!(
+                valid,
+                "{name}: keyword `{keyword}` is not valid on crates.io"
+            );
+        }
+        assert!(
+            (1..=5).contains(&list_field(&manifest, "categories").len()),
+            "{name}: crates.io takes one to five categories"
+        );
+    }
+    let root_manifest = fs::read_to_string(root().join("Cargo.toml")).expect("root manifest");
+    for key in ["license = \"", "repository = \"", "rust-version = \""] {
+        assert!(
+            root_manifest.contains(key),
+            "the workspace declares `{key}` for every crate"
+        );
+    }
+}
+
+/// The quoted items of a one-line array field such as `keywords = ["a", "b"]`.
+fn list_field(manifest: &str, field: &str) -> Vec<String> {
+    let prefix = format!("{field} = [");
+    let Some(line) = manifest.lines().find(|l| l.starts_with(&prefix)) else {
+        return Vec::new();
+    };
+    line[prefix.len()..]
+        .trim_end_matches(']')
+        .split(',')
+        .map(|item| item.trim().trim_matches('"').to_owned())
+        .filter(|item| !item.is_empty())
+        .collect()
+}
+
+#[test]
+fn no_old_package_name_remains() {
+    // The short names that other projects own on crates.io; a `-p`, a dependency key or a
+    // Rust path naming one of them means a manifest or a script was not renamed.
+    let short = [
+        "redaction",
+        "json-util",
+        "ai-providers",
+        "discovery-cache",
+        "mcp-host",
+        "tool-policy",
+        "chat-adapters",
+        "bot-core",
+    ];
+    let mut files = Vec::new();
+    for dir in [
+        "crates", "examples", "benches", "tests", "scripts", "fuzz", ".ci",
+    ] {
+        text_files(&root().join(dir), &mut files);
+    }
+    files.extend(["Cargo.toml", "README.md", "ARCHITECTURE.md"].map(|f| root().join(f)));
+    for file in files {
+        let text = fs::read_to_string(&file).expect("text file");
+        for name in short {
+            let ident = name.replace('-', "_");
+            for needle in [
+                format!("-p {name} "),
+                format!("-p {name}\n"),
+                format!("\n{name}.workspace"),
+                format!("\n{name} = {{"),
+            ] {
+                assert!(
+                    !text.contains(&needle),
+                    "{}: old package name in `{}`",
+                    file.display(),
+                    needle.trim()
+                );
+            }
+            if file.ends_with("Cargo.toml") {
+                assert_ne!(
+                    package_name(&text).as_deref(),
+                    Some(name),
+                    "{}: old package name",
+                    file.display()
+                );
+            }
+            let path = format!("{ident}::");
+            for (at, _) in text.match_indices(&path) {
+                let before = text[..at].chars().next_back();
+                assert!(
+                    before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':'),
+                    "{}: Rust path `{path}` names the old library",
+                    file.display()
+                );
+            }
+        }
+    }
+}
+
+fn text_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries {
+        let path = entry.expect("entry").path();
+        let name = path.file_name().expect("name").to_string_lossy();
+        if path.is_dir() {
+            if name != "target" && name != "node_modules" && name != "corpus" && name != "artifacts"
+            {
+                text_files(&path, out);
+            }
+        } else if ["rs", "md", "toml", "sh", "edn"]
+            .iter()
+            .any(|ext| path.extension().is_some_and(|e| e == *ext))
+            || name == "run"
+        {
+            out.push(path);
+        }
     }
 }
 

@@ -12,11 +12,11 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use ai_providers::{
+use serde_json::{Value, json};
+use yetibot_ai_providers::{
     Client, ClientOptions, ModelListing, PROBE_TOOL, Provider, ProviderConfig, ProviderSet,
     TurnEvent, TurnRequest, probe_tool,
 };
-use serde_json::{Value, json};
 
 const USAGE: &str = "usage:
   ai-cli models --url URL [--listing standard|cloudflare|zen] [--key-file PATH]
@@ -216,7 +216,7 @@ fn usage_error(problem: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
-fn provider_error(error: &ai_providers::Error) -> ExitCode {
+fn provider_error(error: &yetibot_ai_providers::Error) -> ExitCode {
     let _ = writeln!(
         std::io::stderr().lock(),
         "{}: {}",

@@ -3,7 +3,7 @@
 //! This is the only module that looks at hosts, URL paths or key spellings. Everything else
 //! reads the resulting [`Capabilities`], so a new endpoint needs configuration, not code.
 
-use redaction::Secret;
+use yetibot_redaction::Secret;
 
 use crate::config::{Credential, WireApi};
 

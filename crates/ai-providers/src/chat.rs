@@ -77,7 +77,7 @@ fn message(message: &Message) -> Value {
 pub(crate) async fn turn(
     client: &Client,
     provider: &Provider,
-    bearer: Option<&redaction::Secret>,
+    bearer: Option<&yetibot_redaction::Secret>,
     body: Value,
     on_event: &mut (dyn FnMut(TurnEvent) + Send),
 ) -> Result<Turn> {

@@ -175,7 +175,7 @@ impl Client {
         &self,
         provider: &Provider,
         origin: &str,
-        token: Option<&redaction::Secret>,
+        token: Option<&yetibot_redaction::Secret>,
         model: &str,
     ) -> Result<Option<u64>> {
         let value = self
@@ -216,7 +216,7 @@ impl Client {
         provider: &Provider,
         method: http::Method,
         url: &str,
-        token: Option<&redaction::Secret>,
+        token: Option<&yetibot_redaction::Secret>,
         body: Option<Vec<u8>>,
         what: &'static str,
     ) -> Result<serde_json::Value> {

@@ -4,8 +4,8 @@ use std::collections::HashSet;
 use std::fmt;
 use std::path::PathBuf;
 
-use redaction::Secret;
 use serde::Deserialize;
+use yetibot_redaction::Secret;
 
 use crate::capability::{self, Capabilities};
 use crate::error::Error;

@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
-use redaction::Secret;
 use tokio::io::AsyncReadExt;
+use yetibot_redaction::Secret;
 
 use crate::capability::{AuthKind, is_placeholder_key};
 use crate::config::{Credential, Provider, is_header_token};

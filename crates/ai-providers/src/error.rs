@@ -1,4 +1,4 @@
-//! The error type of the ai-providers crate, with a closed set of categories.
+//! The error type of the yetibot-ai-providers crate, with a closed set of categories.
 //!
 //! No message ever contains a key, a key-file path or its content, a request header or a
 //! provider's response body: the fields are provider names, statuses and static reasons.

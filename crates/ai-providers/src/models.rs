@@ -85,7 +85,7 @@ impl ModelList {
 pub(crate) async fn list(
     client: &Client,
     provider: &Provider,
-    bearer: Option<&redaction::Secret>,
+    bearer: Option<&yetibot_redaction::Secret>,
 ) -> Result<ModelList> {
     match &provider.capabilities().listing {
         ModelListing::Standard { url } | ModelListing::Separate { url } => {
@@ -100,7 +100,7 @@ async fn get_json(
     client: &Client,
     provider: &Provider,
     url: &str,
-    bearer: Option<&redaction::Secret>,
+    bearer: Option<&yetibot_redaction::Secret>,
 ) -> Result<Value> {
     let response = client
         .send(
@@ -153,7 +153,7 @@ async fn cloudflare(
     client: &Client,
     provider: &Provider,
     url: &str,
-    bearer: Option<&redaction::Secret>,
+    bearer: Option<&yetibot_redaction::Secret>,
 ) -> Result<ModelList> {
     let mut entries = Vec::new();
     let mut first: Option<PageInfo> = None;
@@ -224,7 +224,7 @@ const LIMIT_PROPERTIES: &[&str] = &[
 ];
 
 /// Projects one Workers AI catalog record into its bounded form.
-fn project(record: &Value, bearer: Option<&redaction::Secret>) -> Option<ModelInfo> {
+fn project(record: &Value, bearer: Option<&yetibot_redaction::Secret>) -> Option<ModelInfo> {
     let id = record.get("name")?.as_str()?.to_owned();
     let mut out = Map::new();
     out.insert("id".into(), json!(id));
@@ -290,7 +290,7 @@ fn project(record: &Value, bearer: Option<&redaction::Secret>) -> Option<ModelIn
     let mut value = Value::Object(out);
     // Credentials are masked before anything is cut, so a cut can never expose a fragment.
     if let Some(secret) = bearer
-        .map(redaction::Secret::expose)
+        .map(yetibot_redaction::Secret::expose)
         .filter(|s| !s.is_empty())
     {
         redact(&mut value, secret);
@@ -361,7 +361,9 @@ fn schema_summary(schema: &Value) -> Value {
 
 fn redact(value: &mut Value, secret: &str) {
     match value {
-        Value::String(s) if s.contains(secret) => *s = s.replace(secret, redaction::REDACTED),
+        Value::String(s) if s.contains(secret) => {
+            *s = s.replace(secret, yetibot_redaction::REDACTED)
+        }
         Value::Array(items) => items.iter_mut().for_each(|v| redact(v, secret)),
         Value::Object(map) => map.values_mut().for_each(|v| redact(v, secret)),
         _ => {}

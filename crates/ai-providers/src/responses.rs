@@ -91,7 +91,7 @@ pub(crate) fn body(provider: &Provider, model: &str, request: &TurnRequest) -> V
 pub(crate) async fn turn(
     client: &Client,
     provider: &Provider,
-    bearer: Option<&redaction::Secret>,
+    bearer: Option<&yetibot_redaction::Secret>,
     body: Value,
     on_event: &mut (dyn FnMut(TurnEvent) + Send),
 ) -> Result<Turn> {

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use discovery_cache::{Ownership, Uncertainty};
+use yetibot_discovery_cache::{Ownership, Uncertainty};
 
 use crate::config::ProviderSet;
 

@@ -16,7 +16,7 @@ use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
-use redaction::Secret;
+use yetibot_redaction::Secret;
 
 use crate::config::Provider;
 use crate::error::{Error, Result, TIMEOUT_CONNECT};

@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
-use redaction::Secret;
 use serde::Deserialize;
-use tool_policy::ToolsetKind;
+use yetibot_redaction::Secret;
+use yetibot_tool_policy::ToolsetKind;
 
 use crate::error::Error;
 

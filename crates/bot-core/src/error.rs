@@ -1,4 +1,4 @@
-//! The error type of the bot-core crate.
+//! The error type of the yetibot-bot-core crate.
 
 /// Everything that can go wrong in this crate.
 #[derive(Debug, thiserror::Error)]

@@ -1,4 +1,4 @@
-//! The error type of the discovery-cache crate.
+//! The error type of the yetibot-discovery-cache crate.
 
 /// Everything that can go wrong in this crate.
 #[derive(Debug, thiserror::Error)]

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! echo '{"operation":"sum","input_json":"[0.1,0.2]"}' \
-//!   | cargo run -p json-util --example json-util -- --secret sk-live-0123456789
+//!   | cargo run -p yetibot-json-util --example json-util -- --secret sk-live-0123456789
 //! ```
 //!
 //! Options: `--secret VALUE` (repeatable) adds a host secret for the credential rules;
@@ -17,8 +17,8 @@ use std::hash::{BuildHasher, RandomState};
 use std::io::{self, Read, Write};
 use std::process::ExitCode;
 
-use json_util::{Call, Reply, SplitMix64, execute, preflight};
-use redaction::Secrets;
+use yetibot_json_util::{Call, Reply, SplitMix64, execute, preflight};
+use yetibot_redaction::Secrets;
 
 fn main() -> ExitCode {
     let options = match Options::parse(std::env::args().skip(1)) {
@@ -26,7 +26,7 @@ fn main() -> ExitCode {
         Err(problem) => return fail(1, problem),
     };
     if options.schema {
-        return print(&json_util::tool_schema().to_string());
+        return print(&yetibot_json_util::tool_schema().to_string());
     }
 
     let mut input = String::new();

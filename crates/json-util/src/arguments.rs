@@ -1,7 +1,7 @@
 //! Reading and validating one call's arguments object against the operator table: the
 //! operation, the `input_json` text and each optional field with its type and bounds.
 
-use redaction::Secrets;
+use yetibot_redaction::Secrets;
 
 use crate::credentials;
 use crate::error::{Error, Result};

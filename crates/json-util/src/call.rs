@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use redaction::Secrets;
+use yetibot_redaction::Secrets;
 
 use crate::arguments;
 use crate::credentials;

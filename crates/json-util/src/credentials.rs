@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use redaction::{REDACTED, Secrets, is_sensitive_field};
+use yetibot_redaction::{REDACTED, Secrets, is_sensitive_field};
 
 use crate::error::{Error, Result};
 use crate::operators::{Options, Segment};

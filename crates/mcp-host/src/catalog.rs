@@ -2,8 +2,8 @@
 
 use std::fmt;
 
-use redaction::Secrets;
 use serde_json::{Map, Value};
+use yetibot_redaction::Secrets;
 
 use crate::limits::{MAX_TEXT_CHARS, cut_text, within_schema_bounds};
 

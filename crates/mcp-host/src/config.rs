@@ -3,8 +3,8 @@
 use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
-use redaction::Secret;
 use serde::Deserialize;
+use yetibot_redaction::Secret;
 
 use crate::error::Error;
 

@@ -1,4 +1,4 @@
-//! The error type of the mcp-host crate.
+//! The error type of the yetibot-mcp-host crate.
 //!
 //! Messages are safe to show: they name servers and tools from the configuration, never a
 //! header or env value, a URL, an argument, or anything a server sent.
@@ -71,7 +71,7 @@ pub enum Error {
     NoCryptoProvider,
     /// The redaction set could not be built.
     #[error("could not build the redaction set")]
-    Redaction(#[source] redaction::Error),
+    Redaction(#[source] yetibot_redaction::Error),
 }
 
 impl Error {

@@ -1,8 +1,8 @@
 //! What a tool call returns: success, tool error or unknown outcome, with bounded, redacted
 //! text that is marked as untrusted data.
 
-use redaction::Secrets;
 use serde_json::{Value, json};
+use yetibot_redaction::Secrets;
 
 use crate::limits::{MAX_TEXT_CHARS, cut_text};
 

@@ -6,7 +6,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessGroup};
-use redaction::{Secret, Secrets};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, Implementation,
     PaginatedRequestParams,
@@ -19,6 +18,7 @@ use rmcp::{RoleClient, ServiceError, ServiceExt};
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 use tokio::task::JoinHandle;
+use yetibot_redaction::{Secret, Secrets};
 
 use crate::catalog::{Catalog, ServerInstructions, ToolId, ToolInfo};
 use crate::config::{Server, ServerSet, Transport};

@@ -1,4 +1,4 @@
-//! The error type of the tool-policy crate.
+//! The error type of the yetibot-tool-policy crate.
 
 /// Everything that can go wrong in this crate.
 #[derive(Debug, thiserror::Error)]

@@ -6,8 +6,8 @@
 
 use std::future::Future;
 
-use redaction::Secrets;
 use serde_json::{Map, Value};
+use yetibot_redaction::Secrets;
 
 use crate::access::{RequestContext, Selection};
 use crate::budget::CallBudget;

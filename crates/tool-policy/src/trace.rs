@@ -7,8 +7,8 @@
 //! kept is checked against the configured credentials and the user's prompt, including
 //! their JSON-escaped forms.
 
-use redaction::Secrets;
 use serde_json::{Map, Value, json};
+use yetibot_redaction::Secrets;
 
 use crate::budget::CallBudget;
 use crate::ledger::{Ledger, LedgerEntry};

@@ -1,13 +1,13 @@
 //! Wires background model discovery: the cache's provider set from the configuration, and a
-//! lister that reads each provider's configured model-list endpoint through `ai-providers`.
+//! lister that reads each provider's configured model-list endpoint through `yetibot-ai-providers`.
 
 use std::collections::HashMap;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::sync::Mutex;
 
-use ai_providers::{Client, Credential, ProviderSet};
-use discovery_cache::{Lister, ProviderListing};
+use yetibot_ai_providers::{Client, Credential, ProviderSet};
+use yetibot_discovery_cache::{Lister, ProviderListing};
 
 /// One listing per configured provider. The fingerprint changes whenever something that
 /// changes the listing's answer changes (base URL, listing endpoint, where the credential

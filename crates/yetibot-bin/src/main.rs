@@ -5,9 +5,9 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use discovery_cache::{Bounds, DiscoveryCache, Refresher};
 use yetibot_bin::config::{self, Config, FileChoice, Invalid, environment};
 use yetibot_bin::discovery;
+use yetibot_discovery_cache::{Bounds, DiscoveryCache, Refresher};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -86,13 +86,14 @@ async fn serve(config: Config) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let client = match ai_providers::Client::new(ai_providers::ClientOptions::default()) {
-        Ok(client) => client,
-        Err(error) => {
-            tracing::error!("cannot build the HTTP client: {}", error.user_message());
-            return ExitCode::FAILURE;
-        }
-    };
+    let client =
+        match yetibot_ai_providers::Client::new(yetibot_ai_providers::ClientOptions::default()) {
+            Ok(client) => client,
+            Err(error) => {
+                tracing::error!("cannot build the HTTP client: {}", error.user_message());
+                return ExitCode::FAILURE;
+            }
+        };
     let cache = DiscoveryCache::new(Bounds::default());
     let discovering = if config.providers.is_empty() {
         false

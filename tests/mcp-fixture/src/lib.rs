@@ -1,4 +1,4 @@
-//! An MCP server fixture for exercising `mcp-host` over stdio and Streamable HTTP.
+//! An MCP server fixture for exercising `yetibot-mcp-host` over stdio and Streamable HTTP.
 //!
 //! Usage: `mcp-fixture [--http 127.0.0.1:0] [--json] [--page-size N] [--extra N]
 //! [--big-catalog] [--instructions TEXT] [--secret VALUE] [--state-file PATH]`.

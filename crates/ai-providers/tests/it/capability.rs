@@ -1,10 +1,12 @@
 //! Capability flags derived by the config mapping, and the placeholder rule.
 
-use ai_providers::{AuthKind, ModelListing, OutputTokenParam, ProviderConfig, is_placeholder_key};
+use yetibot_ai_providers::{
+    AuthKind, ModelListing, OutputTokenParam, ProviderConfig, is_placeholder_key,
+};
 
 use crate::support::{config, provider};
 
-fn flags(url: &str, api: Option<&str>, key: Option<&str>) -> ai_providers::Capabilities {
+fn flags(url: &str, api: Option<&str>, key: Option<&str>) -> yetibot_ai_providers::Capabilities {
     provider(ProviderConfig {
         api: api.map(str::to_owned),
         key: key.map(Into::into),

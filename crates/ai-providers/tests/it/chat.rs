@@ -1,10 +1,10 @@
 //! Chat Completions against the fixture: request shape, JSON replies and streams.
 
-use ai_providers::{
-    Category, Message, ProviderConfig, ToolCall, ToolSpec, Turn, TurnEvent, TurnRequest, Usage,
-};
 use provider_fixture::{End, Fixture, Reply};
 use serde_json::{Value, json};
+use yetibot_ai_providers::{
+    Category, Message, ProviderConfig, ToolCall, ToolSpec, Turn, TurnEvent, TurnRequest, Usage,
+};
 
 use crate::support::{assert_safe, client, config, keyed, provider};
 
@@ -48,9 +48,9 @@ fn sent(fixture: &Fixture) -> Value {
 }
 
 async fn run(
-    p: &ai_providers::Provider,
+    p: &yetibot_ai_providers::Provider,
     request: &TurnRequest,
-) -> (ai_providers::Result<Turn>, Vec<TurnEvent>) {
+) -> (yetibot_ai_providers::Result<Turn>, Vec<TurnEvent>) {
     let mut events = Vec::new();
     let result = client().turn(p, request, &mut |e| events.push(e)).await;
     (result, events)
@@ -284,8 +284,8 @@ async fn the_gateway_header_is_sent_only_when_configured() {
 async fn the_doctor_probe_counts_only_real_tool_calls() {
     let fixture = Fixture::start().await.expect("fixture");
     let call = json!({"choices": [{"message": {"content": null, "tool_calls": [{"id": "c1", "type": "function",
-        "function": {"name": ai_providers::PROBE_TOOL, "arguments": "{\"status\":\"ok\"}"}}]}, "finish_reason": "tool_calls"}]});
-    let prose = json!({"choices": [{"message": {"content": format!("{{\"name\":\"{}\"}}", ai_providers::PROBE_TOOL)}, "finish_reason": "stop"}]});
+        "function": {"name": yetibot_ai_providers::PROBE_TOOL, "arguments": "{\"status\":\"ok\"}"}}]}, "finish_reason": "tool_calls"}]});
+    let prose = json!({"choices": [{"message": {"content": format!("{{\"name\":\"{}\"}}", yetibot_ai_providers::PROBE_TOOL)}, "finish_reason": "stop"}]});
     fixture.route(PATH, Reply::json(call.to_string()));
     fixture.route(PATH, Reply::json(prose.to_string()));
     let p = keyed("p", &fixture.url("/v1"));
@@ -294,7 +294,7 @@ async fn the_doctor_probe_counts_only_real_tool_calls() {
     let body = sent(&fixture);
     assert_eq!(
         body["tools"][0]["function"]["name"],
-        ai_providers::PROBE_TOOL
+        yetibot_ai_providers::PROBE_TOOL
     );
     assert_eq!(body["tool_choice"], "auto");
 }
@@ -329,7 +329,7 @@ async fn the_output_token_field_follows_the_flag() {
     );
     let p = keyed("workers", &fixture.url("/v1"));
     let mut caps = p.capabilities().clone();
-    caps.output_tokens = ai_providers::OutputTokenParam::MaxTokens;
+    caps.output_tokens = yetibot_ai_providers::OutputTokenParam::MaxTokens;
     let p = p.with_capabilities(caps);
     let mut request = TurnRequest::prompt("hi");
     request.max_output_tokens = Some(2048);

@@ -1,5 +1,5 @@
 //! The ai-cli example, run as a process against the fixture. Plain `cargo test -p
-//! ai-providers` builds the example first; selecting only `--test it` reuses the last build.
+//! yetibot-ai-providers` builds the example first; selecting only `--test it` reuses the last build.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -157,7 +157,7 @@ async fn models_follows_the_listing_kind_and_key_file() {
 async fn ask_with_the_tool_probe_reports_a_real_call() {
     let fixture = Fixture::start().await.expect("fixture");
     let reply = json!({"choices": [{"message": {"content": null, "tool_calls": [{"id": "c1", "type": "function",
-        "function": {"name": ai_providers::PROBE_TOOL, "arguments": "{\"status\":\"ok\"}"}}]}, "finish_reason": "tool_calls"}]});
+        "function": {"name": yetibot_ai_providers::PROBE_TOOL, "arguments": "{\"status\":\"ok\"}"}}]}, "finish_reason": "tool_calls"}]});
     fixture.route("/v1/chat/completions", Reply::json(reply.to_string()));
     let url = fixture.url("/v1");
     let args = strings(&[
@@ -181,5 +181,8 @@ async fn ask_with_the_tool_probe_reports_a_real_call() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let last: Value = serde_json::from_str(stdout.lines().last().expect("line")).expect("json");
     assert_eq!(last["tool_call"], true);
-    assert_eq!(last["tool_calls"][0]["name"], ai_providers::PROBE_TOOL);
+    assert_eq!(
+        last["tool_calls"][0]["name"],
+        yetibot_ai_providers::PROBE_TOOL
+    );
 }

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use ai_providers::{Category, ProviderConfig, TurnRequest};
 use provider_fixture::{Fixture, Reply};
+use yetibot_ai_providers::{Category, ProviderConfig, TurnRequest};
 
 use crate::support::{KEY, assert_safe, client, config, provider};
 
@@ -13,7 +13,7 @@ fn key_file(name: &str, content: &[u8]) -> PathBuf {
     path
 }
 
-fn with_key_file(url: &str, path: &std::path::Path) -> ai_providers::Provider {
+fn with_key_file(url: &str, path: &std::path::Path) -> yetibot_ai_providers::Provider {
     provider(ProviderConfig {
         key_file: Some(path.to_string_lossy().into_owned()),
         ..config("kf", url)
@@ -132,7 +132,7 @@ async fn each_key_goes_only_to_its_own_provider() {
         },
         config("three", &three.url("/v1")),
     ];
-    let set = ai_providers::ProviderSet::from_config(None, &configs).expect("config");
+    let set = yetibot_ai_providers::ProviderSet::from_config(None, &configs).expect("config");
     let results = client().list_all(&set).await;
     assert!(results.iter().all(|(_, r)| r.is_ok()));
     let auth = |f: &Fixture| {

@@ -1,4 +1,4 @@
-//! Integration tests of ai-providers against the provider fixture on 127.0.0.1.
+//! Integration tests of yetibot-ai-providers against the provider fixture on 127.0.0.1.
 
 mod capability;
 mod chat;

@@ -1,8 +1,8 @@
 //! Model listing: standard, separate (Zen-style) and Cloudflare's paginated catalog.
 
-use ai_providers::{Category, ModelListing, ProviderSet};
 use provider_fixture::{Fixture, Reply};
 use serde_json::{Value, json};
+use yetibot_ai_providers::{Category, ModelListing, ProviderSet};
 
 use crate::support::{client, config, keyed};
 
@@ -64,7 +64,7 @@ fn cf_page(page: u64, names: &[&str], total_count: u64) -> Reply {
         "result_info": {"page": page, "per_page": 100, "count": names.len(), "total_count": total_count}}).to_string())
 }
 
-fn cloudflare(fixture: &Fixture) -> ai_providers::Provider {
+fn cloudflare(fixture: &Fixture) -> yetibot_ai_providers::Provider {
     let p = keyed("cf", &fixture.url("/client/v4/accounts/abc/ai/v1"));
     let mut caps = p.capabilities().clone();
     caps.listing = ModelListing::CloudflareSearch {
@@ -222,7 +222,7 @@ async fn one_failing_provider_does_not_hide_the_others() {
         results[0]
             .1
             .as_ref()
-            .map_err(ai_providers::Error::category)
+            .map_err(yetibot_ai_providers::Error::category)
             .err(),
         Some(Category::HttpStatus)
     );

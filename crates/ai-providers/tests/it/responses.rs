@@ -3,18 +3,18 @@
 
 use std::time::Duration;
 
-use ai_providers::{
+use provider_fixture::{End, Fixture, Reply};
+use serde_json::{Value, json};
+use yetibot_ai_providers::{
     Category, Client, ClientOptions, Message, ProviderConfig, ToolCall, ToolSpec, TurnEvent,
     TurnRequest,
 };
-use provider_fixture::{End, Fixture, Reply};
-use serde_json::{Value, json};
 
 use crate::support::{KEY, assert_safe, client, client_with_read_timeout, config, provider};
 
 const PATH: &str = "/v1/responses";
 
-fn grok(url: &str) -> ai_providers::Provider {
+fn grok(url: &str) -> yetibot_ai_providers::Provider {
     provider(ProviderConfig {
         api: Some("responses".into()),
         key: Some(KEY.into()),
@@ -96,8 +96,11 @@ fn request() -> TurnRequest {
 
 async fn run(
     client: &Client,
-    p: &ai_providers::Provider,
-) -> (ai_providers::Result<ai_providers::Turn>, Vec<TurnEvent>) {
+    p: &yetibot_ai_providers::Provider,
+) -> (
+    yetibot_ai_providers::Result<yetibot_ai_providers::Turn>,
+    Vec<TurnEvent>,
+) {
     let mut events = Vec::new();
     let result = client.turn(p, &request(), &mut |e| events.push(e)).await;
     (result, events)

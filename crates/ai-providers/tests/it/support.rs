@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use ai_providers::{Client, ClientOptions, Error, Provider, ProviderConfig, ProviderSet};
+use yetibot_ai_providers::{Client, ClientOptions, Error, Provider, ProviderConfig, ProviderSet};
 
 /// A key no error message may ever contain.
 pub(crate) const KEY: &str = "sk-test-SUPERSECRET-0123456789";

@@ -2,14 +2,14 @@
 
 use std::time::Duration;
 
-use ai_providers::{Category, Client, ClientOptions, TurnRequest};
 use provider_fixture::{End, Fixture, Reply};
+use yetibot_ai_providers::{Category, Client, ClientOptions, TurnRequest};
 
 use crate::support::{BODY_MARKER, assert_safe, client, client_with_read_timeout, keyed};
 
 const MODELS: &str = r#"{"data":[{"id":"m"}]}"#;
 
-async fn list_error(fixture: &Fixture, client: &Client) -> ai_providers::Error {
+async fn list_error(fixture: &Fixture, client: &Client) -> yetibot_ai_providers::Error {
     let p = keyed("p", &fixture.url("/v1"));
     let error = client.list_models(&p).await.expect_err("should fail");
     assert_safe(&error);

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use discovery_cache::{Bounds, DiscoveryCache, Ownership, ProviderListing, Uncertainty};
 use tokio::time::Instant;
+use yetibot_discovery_cache::{Bounds, DiscoveryCache, Ownership, ProviderListing, Uncertainty};
 
 fn listing(name: &str) -> ProviderListing {
     ProviderListing {

@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use discovery_cache::{Bounds, DiscoveryCache, Ownership, ProviderListing, Status};
 use proptest::prelude::*;
 use tokio::time::Instant;
+use yetibot_discovery_cache::{Bounds, DiscoveryCache, Ownership, ProviderListing, Status};
 
 /// Small bounds so that arbitrary catalogs cross them often.
 fn bounds() -> Bounds {

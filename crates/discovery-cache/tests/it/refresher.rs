@@ -5,12 +5,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use discovery_cache::{
+use tokio::sync::{Notify, oneshot};
+use tokio::time::Instant;
+use yetibot_discovery_cache::{
     Bounds, DiscoveryCache, Lister, MAX_BACKOFF, Ownership, ProviderListing, REFRESH_EVERY,
     Refresher, Uncertainty, next_delay,
 };
-use tokio::sync::{Notify, oneshot};
-use tokio::time::Instant;
 
 /// Lists from a script; records when each provider was listed.
 #[derive(Clone, Default)]

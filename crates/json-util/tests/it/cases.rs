@@ -1,8 +1,8 @@
 //! Runs every case of `cases.txt` through `preflight` and `execute` and compares the exact
 //! reply.
 
-use json_util::{Call, Reply, execute, preflight};
-use redaction::Secrets;
+use yetibot_json_util::{Call, Reply, execute, preflight};
+use yetibot_redaction::Secrets;
 
 use crate::support::Scripted;
 
@@ -73,7 +73,7 @@ fn check(case: &Case) -> Result<(), String> {
         }
         _ => {}
     }
-    if reply.as_json().len() > json_util::MAX_REPLY_BYTES {
+    if reply.as_json().len() > yetibot_json_util::MAX_REPLY_BYTES {
         return Err("the reply exceeds the bound".to_owned());
     }
     if reply.as_json() != case.reply {
@@ -118,7 +118,7 @@ fn every_case_gives_the_expected_reply() {
 #[test]
 fn every_operator_and_error_category_is_covered() {
     let cases = load();
-    for operation in json_util::Operation::ALL {
+    for operation in yetibot_json_util::Operation::ALL {
         let needle = format!("\"operation\":\"{}\"", operation.name());
         let count = cases
             .iter()

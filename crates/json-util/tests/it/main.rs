@@ -1,4 +1,4 @@
-//! Integration tests of the json-util crate: the data-driven case file, properties over
+//! Integration tests of the yetibot-json-util crate: the data-driven case file, properties over
 //! random values, and the agreement between the schema and the validator.
 
 mod cases;

@@ -1,12 +1,12 @@
 //! Properties over random values: exact round trips, bounded results or clean failures for
 //! every operator, no panics on any input, and the algebra of the sequence operators.
 
-use json_util::{
+use proptest::prelude::*;
+use serde_json::json;
+use yetibot_json_util::{
     Call, Decimal, Error, Field, Limits, Object, Operation, SplitMix64, Value, execute,
 };
-use proptest::prelude::*;
-use redaction::Secrets;
-use serde_json::json;
+use yetibot_redaction::Secrets;
 
 use crate::support::arguments;
 
@@ -126,7 +126,7 @@ proptest! {
         let fields = fields_for(operation, n, &text, &json!(path));
         let call = Call::new(arguments(operation.name(), &v.to_json(), &fields));
         let reply = execute(&call, &mut SplitMix64::new(n as u64), &Secrets::empty());
-        prop_assert!(reply.as_json().len() <= json_util::MAX_REPLY_BYTES);
+        prop_assert!(reply.as_json().len() <= yetibot_json_util::MAX_REPLY_BYTES);
         let parsed: serde_json::Value = serde_json::from_str(reply.as_json()).expect("replies are JSON");
         if !reply.is_error() {
             let json = reply.as_json();
@@ -156,7 +156,7 @@ proptest! {
         let _ = execute(&Call::new(text), &mut SplitMix64::new(1), &secrets);
         let call = Call::new(arguments(Operation::ALL[op].name(), &input, &[]));
         let reply = execute(&call, &mut SplitMix64::new(1), &secrets);
-        prop_assert!(reply.as_json().len() <= json_util::MAX_REPLY_BYTES);
+        prop_assert!(reply.as_json().len() <= yetibot_json_util::MAX_REPLY_BYTES);
     }
 
     #[test]

@@ -2,9 +2,9 @@
 //! every optional field, the schema allows the field exactly when the validator accepts
 //! it, and requires it exactly when the validator does.
 
-use json_util::{Call, Error, Field, Operation, execute, tool_schema};
-use redaction::Secrets;
 use serde_json::{Value, json};
+use yetibot_json_util::{Call, Error, Field, Operation, execute, tool_schema};
+use yetibot_redaction::Secrets;
 
 use crate::support::{Scripted, arguments};
 

@@ -1,6 +1,6 @@
 //! Shared helpers: a scripted random source and argument builders.
 
-use json_util::RandomSource;
+use yetibot_json_util::RandomSource;
 
 /// A random source that returns the given indexes in order, then zeros.
 #[derive(Debug, Default)]

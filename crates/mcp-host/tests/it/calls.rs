@@ -1,13 +1,13 @@
 //! Tool calls over stdio: outcomes, bounds and redaction.
 
-use mcp_host::{CallOutcome, Error, MAX_TEXT_CHARS, Session, ToolId, UnknownReason};
-use redaction::Secret;
+use yetibot_mcp_host::{CallOutcome, Error, MAX_TEXT_CHARS, Session, ToolId, UnknownReason};
+use yetibot_redaction::Secret;
 
 use crate::support::{host, stdio_config};
 
 const SECRET: &str = "s3cr3t-\"quoted\"-value";
 
-async fn open(timeout_ms: i64) -> (mcp_host::Host, Session) {
+async fn open(timeout_ms: i64) -> (yetibot_mcp_host::Host, Session) {
     let mut config = stdio_config("fx", &[]);
     config.env = Some(
         [("FIXTURE_SECRET".to_owned(), Secret::new(SECRET))]
@@ -63,17 +63,22 @@ async fn results_are_redacted_raw_and_json_escaped() {
         .untrusted_text()
         .to_owned();
     assert!(!text.contains("s3cr3t"), "{text}");
-    assert_eq!(text.matches(redaction::REDACTED).count(), 2, "{text}");
+    assert_eq!(
+        text.matches(yetibot_redaction::REDACTED).count(),
+        2,
+        "{text}"
+    );
     session.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn host_secrets_are_redacted_too() {
     let servers =
-        mcp_host::ServerSet::from_config(&[stdio_config("fx", &[])], Some(10_000)).expect("ok");
+        yetibot_mcp_host::ServerSet::from_config(&[stdio_config("fx", &[])], Some(10_000))
+            .expect("ok");
     let provider_key = Secret::new("provider-key-0123456789");
-    let options = mcp_host::HostOptions::new().with_host_secrets([&provider_key]);
-    let host = mcp_host::Host::new(servers, options).expect("host");
+    let options = yetibot_mcp_host::HostOptions::new().with_host_secrets([&provider_key]);
+    let host = yetibot_mcp_host::Host::new(servers, options).expect("host");
     let session = host.open(&["fx"]).await.expect("opens");
     let outcome = session
         .call(&id("echo"), r#"{"text": "key=provider-key-0123456789"}"#)

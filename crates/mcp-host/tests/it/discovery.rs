@@ -1,10 +1,10 @@
 //! Opening local servers, discovery, allowlists, bounds and teardown.
 
-use mcp_host::{Error, MAX_TEXT_CHARS, MAX_TOOLS, ServerConfig, TRUNCATED_MARKER, ToolId};
+use yetibot_mcp_host::{Error, MAX_TEXT_CHARS, MAX_TOOLS, ServerConfig, TRUNCATED_MARKER, ToolId};
 
 use crate::support::{fixture_bin, host, process_ended, stdio_config};
 
-fn names(session: &mcp_host::Session) -> Vec<String> {
+fn names(session: &yetibot_mcp_host::Session) -> Vec<String> {
     session
         .catalog()
         .tools()
@@ -147,18 +147,18 @@ async fn child_gets_only_the_standard_environment_and_its_env() {
     config.env = Some(
         [(
             "FIXTURE_SECRET".to_owned(),
-            redaction::Secret::new("value-1234567"),
+            yetibot_redaction::Secret::new("value-1234567"),
         )]
         .into_iter()
         .collect(),
     );
-    let servers = mcp_host::ServerSet::from_config(&[config], Some(10_000)).expect("valid");
-    let options = mcp_host::HostOptions::new().with_standard_env(|name| match name {
+    let servers = yetibot_mcp_host::ServerSet::from_config(&[config], Some(10_000)).expect("valid");
+    let options = yetibot_mcp_host::HostOptions::new().with_standard_env(|name| match name {
         "HOME" => Some("/nonexistent-home".to_owned()),
         "TZ" => Some("UTC".to_owned()),
         _ => None,
     });
-    let host = mcp_host::Host::new(servers, options).expect("host");
+    let host = yetibot_mcp_host::Host::new(servers, options).expect("host");
     let session = host.open(&["fx"]).await.expect("opens");
     let outcome = session
         .call(&ToolId::new("fx", "env"), "")
@@ -223,7 +223,7 @@ async fn startup_failures_are_clear_and_safe() {
         env: Some(
             [(
                 "KEY".to_owned(),
-                redaction::Secret::new("super-secret-value"),
+                yetibot_redaction::Secret::new("super-secret-value"),
             )]
             .into_iter()
             .collect(),

@@ -1,7 +1,7 @@
 //! Remote servers over Streamable HTTP: JSON and SSE bodies, headers, redirects, outcomes.
 
-use mcp_host::{CallOutcome, Error, Session, ToolId, UnknownReason};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use yetibot_mcp_host::{CallOutcome, Error, Session, ToolId, UnknownReason};
 
 use crate::support::{HttpFixture, host, http_config};
 
@@ -71,8 +71,9 @@ async fn each_session_sees_the_current_catalog() {
     let host = host(&[http_config("web", &fixture.url, &[])], 10_000);
     let first = host.open(&["web"]).await.expect("opens");
     let second = host.open(&["web"]).await.expect("opens");
-    let has =
-        |s: &mcp_host::Session, name: &str| s.catalog().get(&ToolId::new("web", name)).is_some();
+    let has = |s: &yetibot_mcp_host::Session, name: &str| {
+        s.catalog().get(&ToolId::new("web", name)).is_some()
+    };
     assert!(has(&first, "generation_1"));
     assert!(has(&second, "generation_2"));
     first.close().await;

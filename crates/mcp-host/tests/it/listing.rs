@@ -1,11 +1,11 @@
 //! The pure listing projections: rows, lookup, focused help and aggregate data.
 
-use mcp_host::{
+use serde_json::{Value, json};
+use yetibot_mcp_host::{
     Catalog, Error, ServerInstructions, ToolInfo, aggregate_data, focused_help, lookup,
     summary_row, summary_rows,
 };
-use redaction::Secrets;
-use serde_json::{Value, json};
+use yetibot_redaction::Secrets;
 
 fn tool(server: &str, listed: Value) -> ToolInfo {
     ToolInfo::from_listed(server, &listed, &Secrets::empty()).expect("has a name")
@@ -119,7 +119,7 @@ fn aggregate_data_has_tools_instructions_and_no_skills() {
     assert_eq!(data["instructions"]["servers"][0]["supplied"], true);
     assert_eq!(
         data["instructions"]["servers"][0]["label"],
-        mcp_host::UNTRUSTED_INSTRUCTIONS_LABEL
+        yetibot_mcp_host::UNTRUSTED_INSTRUCTIONS_LABEL
     );
     assert_eq!(
         data["instructions"]["servers"][1],
@@ -140,25 +140,25 @@ fn metadata_is_redacted_before_it_is_bounded() {
 
 #[test]
 fn server_rows_show_kind_and_allowlist_but_no_connection_settings() {
-    let servers = mcp_host::ServerSet::from_config(
+    let servers = yetibot_mcp_host::ServerSet::from_config(
         &[
             crate::support::http_config(
                 "exa",
                 "https://mcp.exa.ai/mcp",
                 &[("X-Key", "k-123456789")],
             ),
-            mcp_host::ServerConfig {
+            yetibot_mcp_host::ServerConfig {
                 name: Some("local".into()),
                 command: Some("/usr/bin/server".into()),
                 tools: Some(vec!["a".into(), "b".into()]),
-                ..mcp_host::ServerConfig::default()
+                ..yetibot_mcp_host::ServerConfig::default()
             },
         ],
         None,
     )
     .expect("valid");
     assert_eq!(
-        mcp_host::server_rows(&servers),
+        yetibot_mcp_host::server_rows(&servers),
         [
             "`exa` — remote (Streamable HTTP), all listed tools",
             "`local` — local (stdio), tools: a, b",

@@ -1,4 +1,4 @@
-//! Integration tests of mcp-host against the in-repo MCP fixture server.
+//! Integration tests of yetibot-mcp-host against the in-repo MCP fixture server.
 
 mod calls;
 mod discovery;

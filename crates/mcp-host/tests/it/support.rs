@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::OnceLock;
 
-use mcp_host::{Host, HostOptions, ServerConfig, ServerSet};
-use redaction::Secret;
 use tokio::io::AsyncBufReadExt;
+use yetibot_mcp_host::{Host, HostOptions, ServerConfig, ServerSet};
+use yetibot_redaction::Secret;
 
 /// The fixture binary, built by this test run so it always matches the source.
 pub(crate) fn fixture_bin() -> &'static Path {

@@ -2,7 +2,7 @@
 //! encoded a second time, never survives redaction.
 
 use proptest::prelude::*;
-use redaction::Secrets;
+use yetibot_redaction::Secrets;
 
 use crate::encode::{Spelling, decode, encode, spelling, tricky_char};
 

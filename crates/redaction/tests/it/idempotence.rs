@@ -1,7 +1,7 @@
 //! Redacting redacted text changes nothing.
 
 use proptest::prelude::*;
-use redaction::Secrets;
+use yetibot_redaction::Secrets;
 
 use crate::encode::{encode, spelling, tricky_char};
 

@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 
 use proptest::prelude::*;
-use redaction::Secrets;
+use yetibot_redaction::Secrets;
 
 /// Secrets drawn from uppercase letters outside the hex digits, plus digits. Each holds at
 /// least one letter, and no view of the generated text can contain those letters.

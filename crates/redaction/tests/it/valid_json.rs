@@ -2,7 +2,7 @@
 //! begins or ends inside an escape sequence.
 
 use proptest::prelude::*;
-use redaction::Secrets;
+use yetibot_redaction::Secrets;
 
 use crate::encode::{Spelling, decode, encode, spelling, tricky_char};
 

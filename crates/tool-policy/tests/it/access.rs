@@ -1,6 +1,6 @@
 //! Toolset selection, identity and model checks, native tool availability and server scope.
 
-use tool_policy::{
+use yetibot_tool_policy::{
     AdapterKind, Denial, Error, KnownNames, NativeServices, PolicyConfig, Provenance,
     ProviderModelsConfig, RequestContext, Selection, ServerRefConfig, ServerUse, ToolPolicy,
     ToolsetConfig, check_tool_calling, filter_listed,

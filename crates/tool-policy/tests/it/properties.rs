@@ -4,9 +4,9 @@
 use std::collections::HashSet;
 
 use proptest::prelude::*;
-use redaction::Secrets;
-use tool_policy::trace::{MAX_TRACE_BYTES, MAX_TRACE_ROWS};
-use tool_policy::{Execution, Message, Outcome};
+use yetibot_redaction::Secrets;
+use yetibot_tool_policy::trace::{MAX_TRACE_BYTES, MAX_TRACE_ROWS};
+use yetibot_tool_policy::{Execution, Message, Outcome};
 
 use crate::scripted::{ScriptedExecutor, Turn, answer, call, calls, run_loop};
 

@@ -3,7 +3,7 @@
 use std::collections::VecDeque;
 
 use serde_json::{Map, Value, json};
-use tool_policy::{
+use yetibot_tool_policy::{
     BudgetGuidance, CallBudget, Catalog, Conversation, Execution, LoopFailure, LoopSettings,
     ModelResponse, ModelTurn, Progress, Provenance, RequestContext, Selection, ToolCall,
     ToolDefinition, ToolExecutor, ToolId, ToolSpec,
@@ -158,7 +158,7 @@ pub(crate) fn answer(text: &str) -> Turn {
 pub(crate) fn request() -> RequestContext {
     RequestContext {
         provenance: Provenance::Trusted {
-            adapter: tool_policy::AdapterKind::Slack,
+            adapter: yetibot_tool_policy::AdapterKind::Slack,
             user_id: "U1".into(),
         },
         provider: "local".into(),
@@ -168,7 +168,7 @@ pub(crate) fn request() -> RequestContext {
 
 /// Everything one loop run produced.
 pub(crate) struct Run {
-    pub(crate) result: Result<tool_policy::Answer, LoopFailure<Unreachable>>,
+    pub(crate) result: Result<yetibot_tool_policy::Answer, LoopFailure<Unreachable>>,
     pub(crate) model: ScriptedModel,
     pub(crate) executor: ScriptedExecutor,
     pub(crate) conversation: Conversation,
@@ -179,7 +179,7 @@ pub(crate) fn run_loop(
     turns: Vec<Turn>,
     executor: ScriptedExecutor,
     budget: u8,
-    secrets: &redaction::Secrets,
+    secrets: &yetibot_redaction::Secrets,
     prompt: &str,
 ) -> Run {
     let catalog = catalog();
@@ -191,7 +191,7 @@ pub(crate) fn run_with_catalog(
     turns: Vec<Turn>,
     mut executor: ScriptedExecutor,
     budget: u8,
-    secrets: &redaction::Secrets,
+    secrets: &yetibot_redaction::Secrets,
     prompt: &str,
 ) -> Run {
     let mut model = ScriptedModel::new(turns);
@@ -209,7 +209,7 @@ pub(crate) fn run_with_catalog(
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("runtime");
-    let result = runtime.block_on(tool_policy::run(
+    let result = runtime.block_on(yetibot_tool_policy::run(
         &mut model,
         &mut executor,
         &mut conversation,

@@ -1,13 +1,13 @@
 //! The loop's rules, one scripted scenario each.
 
-use redaction::Secrets;
 use serde_json::Value;
-use tool_policy::trace::{MAX_TRACE_BYTES, MAX_TRACE_ROWS, MAX_VIEW_BYTES, Reason};
-use tool_policy::{Execution, Message, Outcome};
+use yetibot_redaction::Secrets;
+use yetibot_tool_policy::trace::{MAX_TRACE_BYTES, MAX_TRACE_ROWS, MAX_VIEW_BYTES, Reason};
+use yetibot_tool_policy::{Execution, Message, Outcome};
 
 use crate::scripted::{ScriptedExecutor, Turn, answer, call, calls, run_loop};
 
-fn outcomes(entries: &[tool_policy::LedgerEntry]) -> Vec<Outcome> {
+fn outcomes(entries: &[yetibot_tool_policy::LedgerEntry]) -> Vec<Outcome> {
     entries.iter().map(|e| e.outcome).collect()
 }
 
@@ -15,7 +15,7 @@ fn none() -> Secrets {
     Secrets::empty()
 }
 
-fn failure(run: &crate::scripted::Run) -> &tool_policy::trace::FailureTrace {
+fn failure(run: &crate::scripted::Run) -> &yetibot_tool_policy::trace::FailureTrace {
     match &run.result {
         Err(failure) => &failure.trace,
         Ok(answer) => panic!("expected a failure, got the answer {:?}", answer.text),
@@ -339,7 +339,7 @@ fn at_exhaustion_the_last_turn_has_no_tools() {
 #[test]
 fn calls_after_tools_are_off_are_refused() {
     // With text, the answer stands and the calls are recorded as refused.
-    let with_text = tool_policy::ModelResponse {
+    let with_text = yetibot_tool_policy::ModelResponse {
         text: "here is what I have".into(),
         calls: vec![call("c2", "web__search", r#"{"q":2}"#)],
         opaque: vec![],

@@ -14,11 +14,11 @@ mod summary;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use ai_providers::ProviderSet;
-use bot_core::IntentRouter;
-use mcp_host::ServerSet;
-use redaction::{Secret, Secrets};
-use tool_policy::ToolPolicy;
+use yetibot_ai_providers::ProviderSet;
+use yetibot_bot_core::IntentRouter;
+use yetibot_mcp_host::ServerSet;
+use yetibot_redaction::{Secret, Secrets};
+use yetibot_tool_policy::ToolPolicy;
 
 pub use summary::summary;
 

@@ -1,13 +1,13 @@
 //! Composes the sections owned by each crate into the file's structure and runs each crate's
 //! validation, prefixing its relative paths.
 
-use ai_providers::{ProviderConfig, ProviderSet};
-use bot_core::{AdminConfig, ImgflipConfig, IntentRouter, IntentRouterConfig, XaiConfig};
-use mcp_host::{ServerConfig, ServerSet};
-use redaction::Secrets;
 use serde::Deserialize;
 use serde_json::Value;
-use tool_policy::{KnownNames, PolicyConfig, ToolPolicy, ToolsetConfig, ToolsetKind};
+use yetibot_ai_providers::{ProviderConfig, ProviderSet};
+use yetibot_bot_core::{AdminConfig, ImgflipConfig, IntentRouter, IntentRouterConfig, XaiConfig};
+use yetibot_mcp_host::{ServerConfig, ServerSet};
+use yetibot_redaction::Secrets;
+use yetibot_tool_policy::{KnownNames, PolicyConfig, ToolPolicy, ToolsetConfig, ToolsetKind};
 
 use super::{Config, Problem, Source};
 
@@ -120,7 +120,7 @@ pub(super) fn validate(
             .ok(),
     };
 
-    let admin_users = bot_core::admin_users(&admin)
+    let admin_users = yetibot_bot_core::admin_users(&admin)
         .map_err(|errors| problems.extend(errors.iter().map(|e| prefixed("yetibot.admin", e))))
         .ok();
 
@@ -170,7 +170,7 @@ pub(super) fn validate(
         notes.push(format!(
             "{} configured credential value(s) are shorter than {} bytes and are not redacted from text",
             secrets.ignored(),
-            redaction::MIN_SECRET_LEN
+            yetibot_redaction::MIN_SECRET_LEN
         ));
     }
     Ok(Config {
@@ -190,20 +190,20 @@ pub(super) fn validate(
 fn collect_secrets(
     providers: &ProviderSet,
     servers: &ServerSet,
-    xai_key: Option<&redaction::Secret>,
-    imgflip: Option<&(String, redaction::Secret)>,
-) -> redaction::Result<Secrets> {
+    xai_key: Option<&yetibot_redaction::Secret>,
+    imgflip: Option<&(String, yetibot_redaction::Secret)>,
+) -> yetibot_redaction::Result<Secrets> {
     let inline_keys = providers
         .providers()
         .iter()
         .filter_map(|p| match p.credential() {
-            ai_providers::Credential::Inline(key) => Some(key),
+            yetibot_ai_providers::Credential::Inline(key) => Some(key),
             _ => None,
         });
     let server_credentials = servers
         .servers()
         .iter()
-        .flat_map(mcp_host::Server::credentials);
+        .flat_map(yetibot_mcp_host::Server::credentials);
     Secrets::from_secrets(
         inline_keys
             .chain(server_credentials)
@@ -228,10 +228,10 @@ macro_rules! config_problem {
 }
 
 config_problem!(
-    ai_providers::Error,
-    mcp_host::Error,
-    tool_policy::Error,
-    bot_core::Error
+    yetibot_ai_providers::Error,
+    yetibot_mcp_host::Error,
+    yetibot_tool_policy::Error,
+    yetibot_bot_core::Error
 );
 
 fn prefixed(prefix: &str, error: &impl ConfigProblem) -> Problem {

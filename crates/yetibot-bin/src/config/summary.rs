@@ -3,10 +3,10 @@
 
 use std::fmt::Write as _;
 
-use ai_providers::{ToolChoiceMode, WireApi};
-use mcp_host::Transport;
-use redaction::REDACTED;
-use tool_policy::FALLBACK_TOOL_CALLS;
+use yetibot_ai_providers::{ToolChoiceMode, WireApi};
+use yetibot_mcp_host::Transport;
+use yetibot_redaction::REDACTED;
+use yetibot_tool_policy::FALLBACK_TOOL_CALLS;
 
 use super::{Config, DEFAULT_PATH, Source};
 

@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
-use ai_providers::{Credential, WireApi};
-use mcp_host::Transport;
+use yetibot_ai_providers::{Credential, WireApi};
+use yetibot_mcp_host::Transport;
 
 use super::{Config, load, summary};
 
@@ -439,7 +439,9 @@ fn spec_github_token_environment_example() {
         Transport::Http { .. } => panic!("local"),
     }
     assert_eq!(
-        reader.github_api_token().map(redaction::Secret::expose),
+        reader
+            .github_api_token()
+            .map(yetibot_redaction::Secret::expose),
         Some("github_pat_reader_0123456789")
     );
 }
