@@ -15,10 +15,10 @@ use crate::turn::{Message, ToolCall, Turn, TurnEvent, TurnRequest, Usage};
 pub(crate) fn body(provider: &Provider, model: &str, request: &TurnRequest) -> Value {
     let messages: Vec<Value> = request.messages.iter().map(message).collect();
     let mut body = json!({ "model": model, "messages": messages });
-    // Enabled tools are offered with `auto`; tools present but disabled this turn are shown
-    // with `none`, so the model sees the definitions its history refers to but cannot call.
-    let tools_on = request.tools_enabled && provider.tool_calling();
-    if !request.tools.is_empty() && provider.tool_calling() {
+    // Tools are offered only when enabled for this turn: a definition in the request is a
+    // tool the model can call, whatever `tool_choice` says (and `:tool-choice "omit"` sends
+    // no choice at all), so a turn without tools carries none.
+    if request.tools_enabled && provider.tool_calling() && !request.tools.is_empty() {
         body["tools"] = request
             .tools
             .iter()
@@ -34,7 +34,7 @@ pub(crate) fn body(provider: &Provider, model: &str, request: &TurnRequest) -> V
             })
             .collect();
         if provider.tool_choice() == ToolChoiceMode::Standard {
-            body["tool_choice"] = json!(if tools_on { "auto" } else { "none" });
+            body["tool_choice"] = json!("auto");
         }
     }
     if let Some(limit) = request.max_output_tokens {
@@ -164,11 +164,11 @@ fn tool_call(provider: &Provider, call: &Value) -> Result<ToolCall> {
 }
 
 /// Reads `usage.prompt_tokens` / `completion_tokens` (or the Responses names) and `cost`.
+/// A count that is absent or not a whole number stays "not reported".
 pub(crate) fn usage(value: &Value) -> Option<Usage> {
     let number = |keys: &[&str]| {
         keys.iter()
             .find_map(|k| value.get(*k).and_then(Value::as_u64))
-            .unwrap_or(0)
     };
     value.is_object().then(|| Usage {
         input_tokens: number(&["prompt_tokens", "input_tokens"]),

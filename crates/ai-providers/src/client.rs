@@ -66,17 +66,20 @@ impl Client {
         if request.tools_enabled && !request.tools.is_empty() && !provider.tool_calling() {
             return Err(setup("tool calling is disabled for this provider"));
         }
-        let token = bearer(provider, Purpose::Prompt).await?;
-        match provider.api() {
-            WireApi::ChatCompletions => {
-                let body = chat::body(provider, model, request);
-                chat::turn(self, provider, token.as_ref(), body, on_event).await
+        self.within_ceiling(provider, async {
+            let token = bearer(provider, Purpose::Prompt).await?;
+            match provider.api() {
+                WireApi::ChatCompletions => {
+                    let body = chat::body(provider, model, request);
+                    chat::turn(self, provider, token.as_ref(), body, on_event).await
+                }
+                WireApi::Responses => {
+                    let body = responses::body(provider, model, request);
+                    responses::turn(self, provider, token.as_ref(), body, on_event).await
+                }
             }
-            WireApi::Responses => {
-                let body = responses::body(provider, model, request);
-                responses::turn(self, provider, token.as_ref(), body, on_event).await
-            }
-        }
+        })
+        .await
     }
 
     /// Lists the models of one provider, using its listing kind.
@@ -86,8 +89,11 @@ impl Client {
     /// [`Error::CredentialUnavailable`] when the key file is unusable; otherwise a transport,
     /// status or format error.
     pub async fn list_models(&self, provider: &Provider) -> Result<ModelList> {
-        let token = bearer(provider, Purpose::Listing).await?;
-        models::list(self, provider, token.as_ref()).await
+        self.within_ceiling(provider, async {
+            let token = bearer(provider, Purpose::Listing).await?;
+            models::list(self, provider, token.as_ref()).await
+        })
+        .await
     }
 
     /// Lists every provider's models concurrently: one result per provider, in
@@ -131,9 +137,20 @@ impl Client {
                 provider: provider.name().to_owned(),
                 reason: "the base URL has no origin",
             })?;
+        self.within_ceiling(provider, self.ollama_window(provider, &origin, model))
+            .await
+    }
+
+    /// The body of [`Client::ollama_context_window`], under its caller's ceiling.
+    async fn ollama_window(
+        &self,
+        provider: &Provider,
+        origin: &str,
+        model: &str,
+    ) -> Result<Option<u64>> {
         let token = bearer(provider, Purpose::Listing).await?;
         if let Some(running) = self
-            .ollama_running_window(provider, &origin, token.as_ref(), model)
+            .ollama_running_window(provider, origin, token.as_ref(), model)
             .await?
         {
             return Ok(Some(running));

@@ -19,7 +19,7 @@ pub use config::{
     Credential, DEFAULT_MAX_TURNS, MAX_GATEWAY_ID_LEN, MAX_MAX_TURNS, NATIVE_TOOLS, Provider,
     ProviderConfig, ProviderSet, ToolChoiceMode, WireApi, is_header_token, normalize_base_url,
 };
-pub use credential::MAX_KEY_FILE_BYTES;
+pub use credential::{KEY_FILE_READ_TIMEOUT, MAX_KEY_FILE_BYTES};
 pub use error::{Category, Error, Result};
 pub use models::{
     CLOUDFLARE_MAX_PAGES, CLOUDFLARE_PAGE_SIZE, MAX_MODEL_ID_BYTES, MAX_MODELS, MAX_RECORD_BYTES,

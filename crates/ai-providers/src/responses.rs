@@ -2,6 +2,7 @@
 //! (or from a JSON reply sent by a proxy) into typed events and one completed turn.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 
 use serde_json::{Value, json};
 
@@ -119,10 +120,14 @@ pub(crate) async fn turn(
     let value: Value =
         serde_json::from_slice(&bytes).map_err(|_| malformed(provider, "not JSON"))?;
     let value = value.get("response").cloned().unwrap_or(value);
+    // Only a finished response may yield tool calls: one still queued or in progress, or one
+    // that does not say, has calls nobody may run yet.
     match value.get("status").and_then(Value::as_str) {
+        Some("completed") => {}
         Some("failed") => return Err(failed(provider, "the response failed")),
         Some("incomplete") => return Err(failed(provider, "the response is incomplete")),
-        _ => {}
+        Some(_) => return Err(failed(provider, "the response has not completed")),
+        None => return Err(malformed(provider, "the response has no status")),
     }
     completed(provider, &value, on_event)
 }
@@ -133,52 +138,77 @@ pub(crate) async fn read_stream(
     events: &mut Events,
     on_event: &mut (dyn FnMut(TurnEvent) + Send),
 ) -> Result<Turn> {
+    let mut order = StreamOrder::default();
     while let Some(event) = events.next(provider).await? {
         let data = event.data.trim();
         if data.is_empty() || data == "[DONE]" {
             continue;
         }
-        // Text deltas are most of a stream: decode their two fields without a JSON tree.
-        // Any event this typed view cannot read takes the general path below.
-        if let Ok(head) = serde_json::from_str::<EventHead<'_>>(data)
-            && head.kind.as_deref() == Some("response.output_text.delta")
-        {
-            if let Some(delta) = head.delta {
-                on_event(TurnEvent::TextDelta(delta.into_owned()));
-            }
-            continue;
-        }
-        let value: Value = serde_json::from_str(data)
-            .map_err(|_| malformed(provider, "a stream event is not JSON"))?;
-        let kind = value
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or(event.event.as_str());
-        if kind == "response.output_text.delta" {
-            if let Some(delta) = value.get("delta").and_then(Value::as_str) {
-                on_event(TurnEvent::TextDelta(delta.to_owned()));
-            }
-            continue;
-        }
+        // Most events are small and typed; only the ones that carry items or the final
+        // response are decoded into a JSON tree.
+        let head = serde_json::from_str::<EventHead<'_>>(data).ok();
+        let value = match &head {
+            Some(_) => None,
+            None => Some(
+                serde_json::from_str::<Value>(data)
+                    .map_err(|_| malformed(provider, "a stream event is not JSON"))?,
+            ),
+        };
+        let head = match head {
+            Some(head) => head,
+            None => EventHead::of(value.as_ref().unwrap_or(&Value::Null)),
+        };
+        let kind = match head.kind.as_deref() {
+            Some(kind) => Kind::of(kind),
+            None => Kind::of(event.event),
+        };
+        order.sequence(provider, head.sequence_number)?;
         match kind {
-            "response.output_item.added" | "response.output_item.done" => {
-                if let Some(item) = value.get("item") {
-                    item_event(item, kind == "response.output_item.done", on_event);
+            Kind::TextDelta => {
+                if let Some(delta) = head.delta {
+                    on_event(TurnEvent::TextDelta(delta.into_owned()));
                 }
+                continue;
             }
-            "response.completed" => {
-                let response = value
-                    .get("response")
-                    .ok_or_else(|| malformed(provider, "response.completed lacks the response"))?;
-                events.finish().await;
-                return completed(provider, response, on_event);
+            Kind::ArgumentsDelta => {
+                order.arguments_started(head.call_key());
+                continue;
             }
-            "response.failed" => return Err(failed(provider, "the response failed")),
-            "response.incomplete" => {
-                return Err(failed(provider, "the response is incomplete"));
+            Kind::ArgumentsDone => {
+                order.arguments_done(&head.call_key());
+                continue;
             }
-            "error" => return Err(failed(provider, "the stream reported an error")),
-            _ => {}
+            Kind::Failed => return Err(failed(provider, "the response failed")),
+            Kind::Incomplete => return Err(failed(provider, "the response is incomplete")),
+            Kind::Error => return Err(failed(provider, "the stream reported an error")),
+            Kind::Other => continue,
+            Kind::ItemAdded | Kind::ItemDone | Kind::Completed => {}
+        }
+        let value = match value {
+            Some(value) => value,
+            None => serde_json::from_str::<Value>(data)
+                .map_err(|_| malformed(provider, "a stream event is not JSON"))?,
+        };
+        if kind == Kind::Completed {
+            let response = value
+                .get("response")
+                .ok_or_else(|| malformed(provider, "response.completed lacks the response"))?;
+            match response.get("status").and_then(Value::as_str) {
+                None | Some("completed") => {}
+                Some(_) => return Err(failed(provider, "the response has not completed")),
+            }
+            if order.unfinished_arguments() {
+                return Err(malformed(
+                    provider,
+                    "a function call's arguments never finished streaming",
+                ));
+            }
+            let turn = completed(provider, response, on_event);
+            events.finish().await;
+            return turn;
+        }
+        if let Some(item) = value.get("item") {
+            item_event(item, kind == Kind::ItemDone, on_event);
         }
     }
     Err(malformed(
@@ -187,12 +217,110 @@ pub(crate) async fn read_stream(
     ))
 }
 
-#[derive(serde::Deserialize)]
+/// The stream events this reader acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    TextDelta,
+    ArgumentsDelta,
+    ArgumentsDone,
+    ItemAdded,
+    ItemDone,
+    Completed,
+    Failed,
+    Incomplete,
+    Error,
+    Other,
+}
+
+impl Kind {
+    fn of(name: &str) -> Self {
+        match name {
+            "response.output_text.delta" => Self::TextDelta,
+            "response.function_call_arguments.delta" => Self::ArgumentsDelta,
+            "response.function_call_arguments.done" => Self::ArgumentsDone,
+            "response.output_item.added" => Self::ItemAdded,
+            "response.output_item.done" => Self::ItemDone,
+            "response.completed" => Self::Completed,
+            "response.failed" => Self::Failed,
+            "response.incomplete" => Self::Incomplete,
+            "error" => Self::Error,
+            _ => Self::Other,
+        }
+    }
+}
+
+/// The fields every event may carry, decoded without building a JSON tree.
+#[derive(Debug, Default, serde::Deserialize)]
 struct EventHead<'a> {
     #[serde(default, rename = "type", borrow)]
     kind: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     delta: Option<Cow<'a, str>>,
+    #[serde(default)]
+    sequence_number: Option<u64>,
+    #[serde(default, borrow)]
+    item_id: Option<Cow<'a, str>>,
+    #[serde(default)]
+    output_index: Option<u64>,
+}
+
+impl<'a> EventHead<'a> {
+    /// The same fields read from an event whose typed view did not fit (a field of an
+    /// unexpected type); fields of the wrong type count as absent.
+    fn of(value: &'a Value) -> Self {
+        let text = |k: &str| value.get(k).and_then(Value::as_str).map(Cow::Borrowed);
+        let number = |k: &str| value.get(k).and_then(Value::as_u64);
+        Self {
+            kind: text("type"),
+            delta: text("delta"),
+            sequence_number: number("sequence_number"),
+            item_id: text("item_id"),
+            output_index: number("output_index"),
+        }
+    }
+
+    /// Which function call an argument event belongs to: its item, else its output index.
+    fn call_key(&self) -> String {
+        match (&self.item_id, self.output_index) {
+            (Some(id), _) => format!("item:{id}"),
+            (None, Some(index)) => format!("index:{index}"),
+            (None, None) => String::new(),
+        }
+    }
+}
+
+/// What the order of a stream's events must satisfy: sequence numbers only ever increase
+/// (a repeat or a step back means replayed or reordered events), and every function call
+/// whose arguments streamed has finished them before the response completes.
+#[derive(Debug, Default)]
+struct StreamOrder {
+    last_sequence: Option<u64>,
+    open_arguments: HashSet<String>,
+}
+
+impl StreamOrder {
+    fn sequence(&mut self, provider: &Provider, number: Option<u64>) -> Result<()> {
+        let Some(number) = number else {
+            return Ok(());
+        };
+        if self.last_sequence.is_some_and(|last| number <= last) {
+            return Err(malformed(provider, "stream events arrived out of sequence"));
+        }
+        self.last_sequence = Some(number);
+        Ok(())
+    }
+
+    fn arguments_started(&mut self, key: String) {
+        self.open_arguments.insert(key);
+    }
+
+    fn arguments_done(&mut self, key: &str) {
+        self.open_arguments.remove(key);
+    }
+
+    fn unfinished_arguments(&self) -> bool {
+        !self.open_arguments.is_empty()
+    }
 }
 
 fn item_event(item: &Value, done: bool, on_event: &mut (dyn FnMut(TurnEvent) + Send)) {

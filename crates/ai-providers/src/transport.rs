@@ -38,6 +38,10 @@ pub struct ClientOptions {
     pub max_event_chars: usize,
     /// The most wire bytes of one streamed model turn. Default 16 MiB.
     pub max_turn_bytes: usize,
+    /// The ceiling on one whole operation (a model turn, a model listing with all its
+    /// pages, a metadata lookup), however steadily the provider keeps sending: the read
+    /// deadline bounds each wait, this bounds their sum. Default 10 minutes.
+    pub total_timeout: Duration,
 }
 
 impl Default for ClientOptions {
@@ -49,6 +53,7 @@ impl Default for ClientOptions {
             max_listing_bytes: 8 << 20,
             max_event_chars: 4 << 20,
             max_turn_bytes: 16 << 20,
+            total_timeout: Duration::from_secs(600),
         }
     }
 }
@@ -89,8 +94,7 @@ impl Client {
             .enable_http1()
             .enable_http2()
             .wrap_connector(http);
-        let http = HyperClient::builder(TokioExecutor::new())
-            .timer(TokioTimer::new())
+        let http = pooled_client_builder()
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(Duration::from_secs(90))
             .build(https);
@@ -101,6 +105,22 @@ impl Client {
     #[must_use]
     pub fn options(&self) -> &ClientOptions {
         &self.options
+    }
+
+    /// Runs one whole operation under [`ClientOptions::total_timeout`].
+    pub(crate) async fn within_ceiling<T>(
+        &self,
+        provider: &Provider,
+        work: impl Future<Output = Result<T>>,
+    ) -> Result<T> {
+        tokio::time::timeout(self.options.total_timeout, work)
+            .await
+            .unwrap_or_else(|_| {
+                Err(Error::Timeout {
+                    provider: provider.name().to_owned(),
+                    phase: "before the whole request finished",
+                })
+            })
     }
 
     /// Sends one request and returns the successful response head and body.
@@ -192,6 +212,17 @@ impl Client {
     }
 }
 
+/// The pool's settings, apart from the connector. hyper-util retries a request on a fresh
+/// connection when a pooled one closed before the request went out; no request is ever
+/// retried here, so that is turned off, and the caller sees the failure.
+fn pooled_client_builder() -> hyper_util::client::legacy::Builder {
+    let mut builder = HyperClient::builder(TokioExecutor::new());
+    builder
+        .retry_canceled_requests(false)
+        .timer(TokioTimer::new());
+    builder
+}
+
 /// Whether the response declares a server-sent-event stream.
 pub(crate) fn is_event_stream(response: &Response<Incoming>) -> bool {
     response
@@ -259,5 +290,22 @@ fn classify(provider: &Provider, error: &hyper_util::client::legacy::Error) -> E
     Error::Malformed {
         provider: name,
         reason: "the connection failed before a complete response head arrived",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// hyper-util retries, on a new connection, a request whose pooled connection closed
+    /// before it went out; its builder turns that on by default, so the invariant "no
+    /// request is retried" failed inside the library we build on.
+    #[test]
+    fn hyper_util_canceled_request_retry_is_off() {
+        let builder = format!("{:?}", pooled_client_builder());
+        assert!(
+            builder.contains("retry_canceled_requests: false"),
+            "{builder}"
+        );
     }
 }

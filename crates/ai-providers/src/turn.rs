@@ -53,7 +53,8 @@ pub struct TurnRequest {
     /// Function tools offered this turn.
     pub tools: Vec<ToolSpec>,
     /// Whether tools (function and native) are offered at all. With `false`, the request
-    /// sends no tool definitions and, in `standard` tool-choice mode, `tool_choice: "none"`.
+    /// carries no tool definitions and no tool choice, whatever the provider's tool-choice
+    /// mode: a turn without tools offers none.
     pub tools_enabled: bool,
     /// The output-token limit, sent in the provider's own field.
     pub max_output_tokens: Option<u32>,
@@ -87,14 +88,16 @@ pub struct ToolCall {
     pub arguments: String,
 }
 
-/// Token usage of a turn.
+/// Token usage of a turn. Every field keeps "not reported" apart from zero: a provider
+/// that omits a count has not said it was free, and cost labels must never invent a zero.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Usage {
-    /// Input (prompt) tokens.
-    pub input_tokens: u64,
-    /// Output (completion) tokens.
-    pub output_tokens: u64,
-    /// The provider-reported cost (`usage.cost`), in the provider's unit, when present.
+    /// Input (prompt) tokens, `None` when not reported.
+    pub input_tokens: Option<u64>,
+    /// Output (completion) tokens, `None` when not reported.
+    pub output_tokens: Option<u64>,
+    /// The provider-reported cost (`usage.cost`), in the provider's unit, `None` when not
+    /// reported.
     pub cost: Option<f64>,
 }
 

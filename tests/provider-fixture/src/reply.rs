@@ -56,10 +56,21 @@ impl Reply {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
+        Self::sse_bytes(chunks.into_iter().map(|c| Bytes::from(c.into())))
+    }
+
+    /// A `200` server-sent-event stream of raw byte chunks, for bodies that are not UTF-8
+    /// piece by piece (a byte-order mark split byte by byte, invalid bytes).
+    #[must_use]
+    pub fn sse_bytes<I, B>(chunks: I) -> Self
+    where
+        I: IntoIterator<Item = B>,
+        B: Into<Bytes>,
+    {
         Self {
             status: 200,
             headers: vec![("content-type".into(), "text/event-stream".into())],
-            chunks: chunks.into_iter().map(|c| Bytes::from(c.into())).collect(),
+            chunks: chunks.into_iter().map(Into::into).collect(),
             chunk_delay: None,
             end: End::Close,
         }

@@ -90,8 +90,8 @@ async fn a_json_reply_yields_text_tool_calls_and_usage() {
     );
     assert_eq!(turn.finish_reason.as_deref(), Some("tool_calls"));
     let usage = Usage {
-        input_tokens: 10,
-        output_tokens: 3,
+        input_tokens: Some(10),
+        output_tokens: Some(3),
         cost: Some(0.25),
     };
     assert_eq!(turn.usage, Some(usage));
@@ -137,16 +137,64 @@ async fn tool_choice_omit_and_disabled_tools() {
     assert!(body.get("tool_choice").is_none());
     assert!(body.get("tools").is_some());
 
+    request_without_tools_offers_none(&fixture, &omit).await;
     let standard = keyed("s", &fixture.url("/v1"));
+    request_without_tools_offers_none(&fixture, &standard).await;
+}
+
+/// A turn with tools disabled used to carry the definitions anyway (with `tool_choice:
+/// "none"` in standard mode, and with no choice at all under `:tool-choice "omit"`, where the
+/// model could call them).
+#[tokio::test]
+async fn tools_disabled_turn_offers_no_tool_definitions() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        PATH,
+        Reply::json(r#"{"choices":[{"message":{"content":"ok"},"finish_reason":"stop"}]}"#),
+    );
+    for mode in ["omit", "standard"] {
+        let p = provider(ProviderConfig {
+            tool_choice: Some(mode.into()),
+            ..config(mode, &fixture.url("/v1"))
+        });
+        request_without_tools_offers_none(&fixture, &p).await;
+    }
+}
+
+async fn request_without_tools_offers_none(
+    fixture: &Fixture,
+    provider: &yetibot_ai_providers::Provider,
+) {
     let mut request = tool_request(false);
     request.tools_enabled = false;
-    run(&standard, &request).await.0.expect("turn");
-    assert_eq!(sent(&fixture)["tool_choice"], "none");
+    run(provider, &request).await.0.expect("turn");
+    let body = sent(fixture);
+    assert!(body.get("tools").is_none(), "{body}");
+    assert!(body.get("tool_choice").is_none(), "{body}");
+}
 
-    request.tools.clear();
-    run(&standard, &request).await.0.expect("turn");
-    let body = sent(&fixture);
-    assert!(body.get("tool_choice").is_none() && body.get("tools").is_none());
+/// Counts a provider leaves out are "not reported", never zero.
+#[tokio::test]
+async fn missing_token_counts_stay_not_reported() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        PATH,
+        Reply::json(
+            r#"{"choices":[{"message":{"content":"ok"},"finish_reason":"stop"}],"usage":{"completion_tokens":7}}"#,
+        ),
+    );
+    let turn = run(&keyed("u", &fixture.url("/v1")), &tool_request(false))
+        .await
+        .0
+        .expect("turn");
+    assert_eq!(
+        turn.usage,
+        Some(Usage {
+            input_tokens: None,
+            output_tokens: Some(7),
+            cost: None,
+        })
+    );
 }
 
 #[tokio::test]
@@ -206,7 +254,7 @@ async fn a_stream_assembles_text_and_tool_calls_at_the_end() {
             arguments: "{\"q\":1}".into()
         }]
     );
-    assert_eq!(turn.usage.map(|u| u.input_tokens), Some(5));
+    assert_eq!(turn.usage.and_then(|u| u.input_tokens), Some(5));
     assert_eq!(
         events[..2],
         [

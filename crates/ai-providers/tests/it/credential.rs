@@ -149,3 +149,66 @@ async fn each_key_goes_only_to_its_own_provider() {
     assert_eq!(auth(&two), [Some("Bearer key-two".to_owned())]);
     assert_eq!(auth(&three), [None]);
 }
+
+/// A key file that is a FIFO with no writer used to hang the request forever (the open
+/// waits for a writer); a device such as /dev/zero could be read without end. Both are
+/// refused before anything is opened or sent.
+#[tokio::test]
+async fn key_file_fifo_or_device_is_refused_without_hanging() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route("/v1/models", Reply::json(MODELS));
+    let fifo = std::env::temp_dir().join(format!("ai-providers-it-{}-fifo", std::process::id()));
+    let _ = std::fs::remove_file(&fifo);
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    for path in [
+        fifo.clone(),
+        PathBuf::from("/dev/zero"),
+        PathBuf::from("/dev/null"),
+    ] {
+        let p = with_key_file(&fixture.url("/v1"), &path);
+        let error = client()
+            .list_models(&p)
+            .await
+            .expect_err("not a regular file");
+        assert_eq!(error.category(), Category::Credential, "{}", path.display());
+        assert_safe(&error);
+    }
+    let _ = std::fs::remove_file(fifo);
+    assert_eq!(fixture.requests().len(), 0);
+}
+
+/// A key file that its group or others may write lets them choose the credential: refused.
+/// A symlink to a well-kept file is fine, since mounted secrets are symlinks.
+#[cfg(unix)]
+#[tokio::test]
+async fn key_file_writable_by_group_or_others_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route("/v1/models", Reply::json(MODELS));
+    for (label, mode) in [("group", 0o620), ("others", 0o602)] {
+        let path = key_file(label, KEY.as_bytes());
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+        let p = with_key_file(&fixture.url("/v1"), &path);
+        let error = client().list_models(&p).await.expect_err(label);
+        assert_eq!(error.category(), Category::Credential, "{label}");
+        let _ = std::fs::remove_file(path);
+    }
+    assert_eq!(fixture.requests().len(), 0);
+
+    let target = key_file("target", KEY.as_bytes());
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let link = std::env::temp_dir().join(format!("ai-providers-it-{}-link", std::process::id()));
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&target, &link).expect("symlink");
+    let p = with_key_file(&fixture.url("/v1"), &link);
+    client()
+        .list_models(&p)
+        .await
+        .expect("a symlinked key file works");
+    let _ = std::fs::remove_file(link);
+    let _ = std::fs::remove_file(target);
+}

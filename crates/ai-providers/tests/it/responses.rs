@@ -57,7 +57,8 @@ fn full_stream() -> Vec<String> {
         json!({"type": "response.output_text.delta", "delta": "Hi "}),
         json!({"type": "response.output_text.delta", "delta": "there"}),
         json!({"type": "response.output_item.done", "item": message_item()}),
-        json!({"type": "response.function_call_arguments.delta", "delta": "{\"q\""}),
+        json!({"type": "response.function_call_arguments.delta", "item_id": "fc_1", "delta": "{\"q\""}),
+        json!({"type": "response.function_call_arguments.done", "item_id": "fc_1", "arguments": "{\"q\":\"x\"}"}),
         json!({"type": "response.output_item.done", "item": function_call()}),
         completed(),
     ]
@@ -130,7 +131,7 @@ async fn a_stream_emits_typed_events_and_one_completed_batch() {
     assert_eq!(
         turn.usage
             .map(|u| (u.input_tokens, u.output_tokens, u.cost)),
-        Some((12, 4, Some(0.5)))
+        Some((Some(12), Some(4), Some(0.5)))
     );
     let search = |status: &str| TurnEvent::NativeSearch {
         kind: "web_search_call".into(),
@@ -488,20 +489,238 @@ async fn responses_without_opaque_items_rebuild_the_assistant_turn() {
     );
 }
 
-/// The read deadline limits each wait, not the whole turn: a slow stream whose pieces
-/// arrive within the deadline completes, however long it takes overall.
+/// The read deadline limits each wait and the ceiling limits the whole turn: a stream that
+/// sends an event every 100 seconds never trips the first, and used to hold the request
+/// open for as long as it kept dripping.
 #[tokio::test(start_paused = true)]
-async fn a_slow_stream_within_the_deadline_completes() {
+async fn slow_drip_stream_hits_the_whole_turn_ceiling() {
+    let fixture = Fixture::start().await.expect("fixture");
+    let mut stream = full_stream();
+    // Long enough that dripping it takes well over ten minutes.
+    stream.splice(
+        1..1,
+        vec![json!({"type": "response.in_progress"}).to_string(); 8],
+    );
+    fixture.route(
+        PATH,
+        Reply::sse_events(stream).slow(Duration::from_secs(100)),
+    );
+    let started = tokio::time::Instant::now();
+    let error = run(&client(), &grok(&fixture.url("/v1")))
+        .await
+        .0
+        .expect_err("ceiling");
+    assert_eq!(error.category(), Category::Timeout);
+    assert!(error.to_string().contains("whole request"), "{error}");
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_secs(600) && waited < Duration::from_secs(605),
+        "the default ceiling is ten minutes: {waited:?}"
+    );
+}
+
+/// The ceiling is configurable, and a slow stream under it completes.
+#[tokio::test(start_paused = true)]
+async fn a_slow_stream_under_a_raised_ceiling_completes() {
     let fixture = Fixture::start().await.expect("fixture");
     fixture.route(
         PATH,
         Reply::sse_events(full_stream()).slow(Duration::from_secs(100)),
     );
+    let client = Client::new(ClientOptions {
+        total_timeout: Duration::from_secs(3600),
+        ..ClientOptions::default()
+    })
+    .expect("client");
     let started = tokio::time::Instant::now();
-    let turn = run(&client(), &grok(&fixture.url("/v1")))
+    let turn = run(&client, &grok(&fixture.url("/v1")))
         .await
         .0
         .expect("turn");
     assert_eq!(turn.calls.len(), 1);
     assert!(started.elapsed() >= Duration::from_secs(1000));
+}
+
+/// The whole stream as SSE bytes, one `data:` event per JSON value.
+fn sse_body(events: &[String]) -> Vec<u8> {
+    events
+        .iter()
+        .flat_map(|e| format!("data: {e}\n\n").into_bytes())
+        .collect()
+}
+
+/// A body that starts with a UTF-8 byte-order mark used to panic the process inside the
+/// SSE parser (it sliced the text at byte 1), whether the mark came whole or byte by byte.
+#[tokio::test]
+async fn utf8_bom_at_stream_start_is_stripped_whole_or_split() {
+    let mut body = "\u{FEFF}".as_bytes().to_vec();
+    body.extend(sse_body(&full_stream()));
+    let whole = vec![body.clone()];
+    let bytewise: Vec<Vec<u8>> = body.iter().map(|b| vec![*b]).collect();
+    for chunks in [whole, bytewise] {
+        let fixture = Fixture::start().await.expect("fixture");
+        fixture.route(PATH, Reply::sse_bytes(chunks));
+        let turn = run(&client(), &grok(&fixture.url("/v1")))
+            .await
+            .0
+            .expect("turn");
+        assert_eq!(turn.calls.len(), 1);
+        assert_eq!(turn.text, "Hi there");
+    }
+}
+
+/// A byte-order mark later in the stream is content, not something to strip.
+#[tokio::test]
+async fn a_bom_inside_the_stream_is_content() {
+    let fixture = Fixture::start().await.expect("fixture");
+    let mut stream = full_stream();
+    stream.insert(
+        1,
+        json!({"type": "response.output_text.delta", "delta": "\u{FEFF}"}).to_string(),
+    );
+    fixture.route(PATH, Reply::sse_events(stream));
+    let (turn, events) = run(&client(), &grok(&fixture.url("/v1"))).await;
+    turn.expect("turn");
+    assert!(events.contains(&TurnEvent::TextDelta("\u{FEFF}".into())));
+}
+
+#[tokio::test]
+async fn invalid_utf8_in_a_stream_is_malformed_not_a_panic() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        PATH,
+        Reply::sse_bytes([
+            b"data: {\"type\":\"response.output_text.delta\",\"delta\":\"\xFF\"}\n\n".to_vec(),
+        ]),
+    );
+    let error = run(&client(), &grok(&fixture.url("/v1")))
+        .await
+        .0
+        .expect_err("not UTF-8");
+    assert_eq!(error.category(), Category::Malformed);
+    assert_safe(&error);
+}
+
+/// One event line just over the 4 MiB bound, arriving in 1 KiB pieces, is refused; the
+/// parser used to rescan the unfinished line on every chunk (quadratic), taking seconds in
+/// release builds and minutes in debug builds. `benches/sse.rs` shows the cost is linear.
+#[tokio::test]
+async fn oversized_event_line_in_small_chunks_is_refused() {
+    let fixture = Fixture::start().await.expect("fixture");
+    let limit = ClientOptions::default().max_event_chars;
+    let mut line = b"data: ".to_vec();
+    line.resize(limit + 1, b'x');
+    let chunks: Vec<Vec<u8>> = line.chunks(1024).map(<[u8]>::to_vec).collect();
+    fixture.route(PATH, Reply::sse_bytes(chunks));
+    let error = run(&client(), &grok(&fixture.url("/v1")))
+        .await
+        .0
+        .expect_err("event bound");
+    assert_eq!(error.category(), Category::TooLarge);
+    assert!(error.to_string().contains("event"), "{error}");
+}
+
+/// Sequence numbers only ever increase; a step back (or a repeat) means replayed or
+/// reordered events, which used to be accepted along with their tool calls.
+#[tokio::test]
+async fn sequence_number_going_backwards_rejects_the_turn() {
+    for numbers in [[1, 2, 3, 2], [1, 2, 3, 3]] {
+        let fixture = Fixture::start().await.expect("fixture");
+        let mut stream: Vec<String> = numbers[..3]
+            .iter()
+            .map(|n| {
+                json!({"type": "response.output_text.delta", "delta": "x", "sequence_number": n})
+                    .to_string()
+            })
+            .collect();
+        let mut last = completed();
+        last["sequence_number"] = json!(numbers[3]);
+        stream.push(last.to_string());
+        fixture.route(PATH, Reply::sse_events(stream));
+        let error = run(&client(), &grok(&fixture.url("/v1")))
+            .await
+            .0
+            .expect_err("out of sequence");
+        assert_eq!(error.category(), Category::Malformed);
+        assert!(error.to_string().contains("sequence"), "{error}");
+    }
+    // Increasing numbers, with gaps, are fine.
+    let fixture = Fixture::start().await.expect("fixture");
+    let mut last = completed();
+    last["sequence_number"] = json!(9);
+    fixture.route(
+        PATH,
+        Reply::sse_events([
+            json!({"type": "response.output_text.delta", "delta": "x", "sequence_number": 1})
+                .to_string(),
+            last.to_string(),
+        ]),
+    );
+    run(&client(), &grok(&fixture.url("/v1")))
+        .await
+        .0
+        .expect("in order");
+}
+
+/// A function call whose arguments streamed as deltas but never got their `.done` event
+/// is unfinished, whatever the completed response claims.
+#[tokio::test]
+async fn function_call_arguments_delta_without_done_rejects_the_turn() {
+    let fixture = Fixture::start().await.expect("fixture");
+    let stream: Vec<String> = full_stream()
+        .into_iter()
+        .filter(|e| !e.contains("function_call_arguments.done"))
+        .collect();
+    fixture.route(PATH, Reply::sse_events(stream));
+    let error = run(&client(), &grok(&fixture.url("/v1")))
+        .await
+        .0
+        .expect_err("unfinished arguments");
+    assert_eq!(error.category(), Category::Malformed);
+    assert!(error.to_string().contains("arguments"), "{error}");
+}
+
+/// A JSON reply (from a proxy) yields tool calls only when its status says completed: one
+/// queued, in progress, or without a status used to have its calls executed.
+#[tokio::test]
+async fn json_response_not_completed_yields_no_tool_calls() {
+    for status in [Some("in_progress"), Some("queued"), None] {
+        let fixture = Fixture::start().await.expect("fixture");
+        let mut response = completed()["response"].clone();
+        match status {
+            Some(status) => response["status"] = json!(status),
+            None => {
+                response.as_object_mut().expect("object").remove("status");
+            }
+        }
+        fixture.route(PATH, Reply::json(response.to_string()));
+        let error = run(&client(), &grok(&fixture.url("/v1")))
+            .await
+            .0
+            .expect_err("not completed");
+        assert!(
+            matches!(
+                error.category(),
+                Category::ProviderFailed | Category::Malformed
+            ),
+            "{status:?}: {error}"
+        );
+    }
+}
+
+/// `response.completed` whose response says it is still in progress is not a finished
+/// response either.
+#[tokio::test]
+async fn a_completed_event_with_an_unfinished_status_is_refused() {
+    let fixture = Fixture::start().await.expect("fixture");
+    let mut stream = full_stream();
+    let mut last = completed();
+    last["response"]["status"] = json!("in_progress");
+    *stream.last_mut().expect("last") = last.to_string();
+    fixture.route(PATH, Reply::sse_events(stream));
+    let error = run(&client(), &grok(&fixture.url("/v1")))
+        .await
+        .0
+        .expect_err("not completed");
+    assert_eq!(error.category(), Category::ProviderFailed);
 }

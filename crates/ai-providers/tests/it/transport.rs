@@ -154,3 +154,25 @@ fn operation_futures_are_send() {
     assert_send(&client.list_models(&p));
     assert_send(&client.probe(&p, None));
 }
+
+/// A JSON body dripping one byte every 100 seconds never trips the read deadline; the
+/// whole-request ceiling (ten minutes by default) ends it.
+#[tokio::test(start_paused = true)]
+async fn a_json_body_dripping_bytes_hits_the_whole_request_ceiling() {
+    let fixture = Fixture::start().await.expect("fixture");
+    let body = r#"{"data":[{"id":"a"},{"id":"b"}]}"#;
+    let chunks: Vec<String> = body.chars().map(String::from).collect();
+    fixture.route(
+        "/v1/models",
+        Reply::sse_chunks(chunks).slow(Duration::from_secs(100)),
+    );
+    let started = tokio::time::Instant::now();
+    let error = list_error(&fixture, &client()).await;
+    assert_eq!(error.category(), Category::Timeout);
+    assert!(error.to_string().contains("whole request"), "{error}");
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_secs(600) && waited < Duration::from_secs(605),
+        "{waited:?}"
+    );
+}
