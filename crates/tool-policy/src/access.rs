@@ -21,15 +21,66 @@ const SERVICE_TOOLS: &[&str] = &["meme", "gi", "clef", "clairic", "ai", "cf", "w
 /// other commands) is untrusted, whatever user it claims.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Provenance {
-    /// A platform event, with the user ID the platform reported.
-    Trusted {
-        /// The platform.
-        adapter: AdapterKind,
-        /// The platform's user ID.
-        user_id: String,
-    },
+    /// A platform event, with the user the platform reported.
+    Trusted(Identity),
     /// Anything else.
     Untrusted,
+}
+
+impl Provenance {
+    /// A platform event's provenance: shorthand for `Provenance::Trusted(Identity::new(..)?)`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Identity::new`].
+    pub fn trusted(adapter: AdapterKind, user_id: impl Into<String>) -> Result<Self, Error> {
+        Identity::new(adapter, user_id).map(Self::Trusted)
+    }
+
+    /// The trusted identity, if there is one.
+    #[must_use]
+    pub fn identity(&self) -> Option<&Identity> {
+        match self {
+            Self::Trusted(identity) => Some(identity),
+            Self::Untrusted => None,
+        }
+    }
+}
+
+/// A user identity an adapter reported for its own event: the platform and a nonblank user
+/// ID. The fields are private so that a blank ID, which would match no allowlist entry but
+/// still count as "trusted" for native tools, cannot be built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    adapter: AdapterKind,
+    user_id: String,
+}
+
+impl Identity {
+    /// The identity `user_id` on `adapter`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BlankUserId`] when `user_id` is empty or only whitespace.
+    pub fn new(adapter: AdapterKind, user_id: impl Into<String>) -> Result<Self, Error> {
+        let user_id = user_id.into();
+        if user_id.trim().is_empty() {
+            return Err(Error::BlankUserId);
+        }
+        Ok(Self { adapter, user_id })
+    }
+
+    /// The platform.
+    #[must_use]
+    pub fn adapter(&self) -> AdapterKind {
+        self.adapter
+    }
+
+    /// The platform's user ID, never blank.
+    #[must_use]
+    pub fn user_id(&self) -> &str {
+        &self.user_id
+    }
 }
 
 /// What access decisions need to know about one request.
@@ -91,18 +142,15 @@ impl<'a> Selection<'a> {
         let restricted = !toolset.users.is_empty()
             || !toolset.adapters.is_empty()
             || toolset.kind != ToolsetKind::Search;
-        let identity = match &request.provenance {
-            Provenance::Trusted { adapter, user_id } => Some((adapter, user_id)),
-            Provenance::Untrusted => None,
-        };
+        let identity = request.provenance.identity();
         if restricted && identity.is_none() {
             return Err(Error::Denied(Denial::UntrustedIdentity));
         }
-        if let Some((adapter, user_id)) = identity {
-            if !toolset.adapters.is_empty() && !toolset.adapters.contains(adapter) {
+        if let Some(identity) = identity {
+            if !toolset.adapters.is_empty() && !toolset.adapters.contains(&identity.adapter) {
                 return Err(Error::Denied(Denial::Adapter));
             }
-            if !toolset.users.is_empty() && !toolset.users.iter().any(|u| u == user_id) {
+            if !toolset.users.is_empty() && !toolset.users.contains(&identity.user_id) {
                 return Err(Error::Denied(Denial::User));
             }
         }
@@ -126,7 +174,7 @@ impl<'a> Selection<'a> {
     /// tools, every configured service's tools, and `react` on Discord.
     #[must_use]
     pub fn native_tools(&self, request: &RequestContext, services: &NativeServices) -> Vec<String> {
-        let Provenance::Trusted { adapter, .. } = &request.provenance else {
+        let Some(Identity { adapter, .. }) = request.provenance.identity() else {
             return Vec::new();
         };
         let available = |name: &str| {

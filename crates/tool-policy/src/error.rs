@@ -38,6 +38,9 @@ pub enum Error {
         /// How many were selected.
         count: usize,
     },
+    /// A trusted identity was built with an empty or whitespace-only user ID.
+    #[error("a trusted identity needs a nonblank platform user ID")]
+    BlankUserId,
     /// The same tool ID was listed twice.
     #[error("tool {0} is listed twice")]
     DuplicateTool(String),

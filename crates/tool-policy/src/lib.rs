@@ -11,8 +11,8 @@ mod tool_loop;
 pub mod trace;
 
 pub use access::{
-    Denial, GITHUB_NATIVE_TOOLS, NATIVE_SOURCE, NativeServices, Provenance, RequestContext,
-    Selection, ServerUse, check_tool_calling, filter_listed,
+    Denial, GITHUB_NATIVE_TOOLS, Identity, NATIVE_SOURCE, NativeServices, Provenance,
+    RequestContext, Selection, ServerUse, check_tool_calling, filter_listed,
 };
 pub use budget::{CallBudget, FlagProblem, ToolFlags};
 pub use catalog::{Catalog, MAX_TOOLS, ToolDefinition, ToolId, ToolSpec};

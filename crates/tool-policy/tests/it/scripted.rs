@@ -157,10 +157,8 @@ pub(crate) fn answer(text: &str) -> Turn {
 
 pub(crate) fn request() -> RequestContext {
     RequestContext {
-        provenance: Provenance::Trusted {
-            adapter: yetibot_tool_policy::AdapterKind::Slack,
-            user_id: "U1".into(),
-        },
+        provenance: Provenance::trusted(yetibot_tool_policy::AdapterKind::Slack, "U1")
+            .expect("a nonblank ID"),
         provider: "local".into(),
         model: "m".into(),
     }
