@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 mod access;
+mod arguments;
 mod budget;
 mod catalog;
 mod config;
@@ -14,6 +15,7 @@ pub use access::{
     Denial, GITHUB_NATIVE_TOOLS, Identity, NATIVE_SOURCE, NativeServices, Provenance,
     RequestContext, Selection, ServerUse, check_tool_calling, filter_listed,
 };
+pub use arguments::Arguments;
 pub use budget::{CallBudget, FlagProblem, ToolFlags};
 pub use catalog::{Catalog, MAX_TOOLS, ToolDefinition, ToolId, ToolSpec};
 pub use config::{

@@ -6,10 +6,11 @@
 
 use std::future::Future;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use yetibot_redaction::Secrets;
 
 use crate::access::{RequestContext, Selection};
+use crate::arguments::Arguments;
 use crate::budget::CallBudget;
 use crate::catalog::{Catalog, ToolDefinition, ToolId};
 use crate::ledger::{Ledger, Outcome, Progress};
@@ -106,17 +107,18 @@ pub enum Execution {
 pub trait ToolExecutor {
     /// Offline checks of one call's arguments. No I/O: it runs for the whole batch before any
     /// call executes.
-    fn check(&self, tool: &ToolId, arguments: &Map<String, Value>) -> bool;
+    fn check(&self, tool: &ToolId, arguments: &Arguments) -> bool;
 
     /// Tool-specific authorization just before execution (admin status, chat allowlists).
     fn authorize(&self, tool: &ToolId) -> bool;
 
-    /// Executes one call. `call_id` is the provider's ID for it, for correlation only.
+    /// Executes one call. `call_id` is the provider's ID for it, for correlation only. Send
+    /// the tool [`Arguments::raw`], the model's own text.
     fn execute(
         &mut self,
         call_id: &str,
         tool: &ToolId,
-        arguments: &Map<String, Value>,
+        arguments: &Arguments,
     ) -> impl Future<Output = Execution> + Send;
 }
 
@@ -244,7 +246,7 @@ where
                 budget,
             });
         }
-        let check = |tool: &ToolId, arguments: &Map<String, Value>| executor.check(tool, arguments);
+        let check = |tool: &ToolId, arguments: &Arguments| executor.check(tool, arguments);
         let prepared = match preflight(&batch, settings.catalog, &ledger, &budget, &check) {
             Ok(prepared) => prepared,
             Err(refusal) => {
@@ -264,7 +266,7 @@ where
         let mut stopped = false;
         for call in prepared {
             let raw = &batch[call.index];
-            let view = privacy.view_of(&call.arguments);
+            let view = privacy.view_of(call.arguments.object());
             if stopped {
                 ledger.record(&raw.id, Some(call.tool), None, Outcome::Skipped, view);
                 push_result(
@@ -322,7 +324,13 @@ where
                     )
                 }
             };
-            ledger.record(&raw.id, Some(call.tool), Some(call.action), outcome, view);
+            ledger.record(
+                &raw.id,
+                Some(call.tool),
+                Some(&call.arguments),
+                outcome,
+                view,
+            );
             push_result(conversation, &raw.id, &content, is_error);
             progress(&ledger.progress(&budget));
         }

@@ -2,11 +2,11 @@
 
 use std::collections::VecDeque;
 
-use serde_json::{Map, Value, json};
+use serde_json::json;
 use yetibot_tool_policy::{
-    BudgetGuidance, CallBudget, Catalog, Conversation, Execution, LoopFailure, LoopSettings,
-    ModelResponse, ModelTurn, Progress, Provenance, RequestContext, Selection, ToolCall,
-    ToolDefinition, ToolExecutor, ToolId, ToolSpec,
+    Arguments, BudgetGuidance, CallBudget, Catalog, Conversation, Execution, LoopFailure,
+    LoopSettings, ModelResponse, ModelTurn, Progress, Provenance, RequestContext, Selection,
+    ToolCall, ToolDefinition, ToolExecutor, ToolId, ToolSpec,
 };
 
 /// The model's error in tests.
@@ -70,8 +70,8 @@ pub(crate) struct ScriptedExecutor {
     pub(crate) invalid: Vec<String>,
     /// Tools refused at execution time.
     pub(crate) forbidden: Vec<String>,
-    /// (call ID, tool, arguments) of every execution, in order.
-    pub(crate) executed: Vec<(String, ToolId, Map<String, Value>)>,
+    /// (call ID, tool, raw arguments) of every execution, in order.
+    pub(crate) executed: Vec<(String, ToolId, String)>,
 }
 
 impl ScriptedExecutor {
@@ -91,7 +91,7 @@ impl ScriptedExecutor {
 }
 
 impl ToolExecutor for ScriptedExecutor {
-    fn check(&self, tool: &ToolId, _arguments: &Map<String, Value>) -> bool {
+    fn check(&self, tool: &ToolId, _arguments: &Arguments) -> bool {
         !self.invalid.iter().any(|t| t == tool.name())
     }
 
@@ -99,14 +99,9 @@ impl ToolExecutor for ScriptedExecutor {
         !self.forbidden.iter().any(|t| t == tool.name())
     }
 
-    async fn execute(
-        &mut self,
-        call_id: &str,
-        tool: &ToolId,
-        arguments: &Map<String, Value>,
-    ) -> Execution {
+    async fn execute(&mut self, call_id: &str, tool: &ToolId, arguments: &Arguments) -> Execution {
         self.executed
-            .push((call_id.to_owned(), tool.clone(), arguments.clone()));
+            .push((call_id.to_owned(), tool.clone(), arguments.raw().to_owned()));
         self.outcomes
             .iter()
             .find(|(id, _)| id == call_id)

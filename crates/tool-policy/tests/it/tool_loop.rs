@@ -252,6 +252,119 @@ fn an_identical_action_never_repeats() {
 }
 
 #[test]
+fn a_number_rewritten_as_1_0_or_1e0_repeats_the_action() {
+    // The check used to compare serde_json's text, so a model could repeat a paid call by
+    // respelling a number. Every spelling below is the value 1, in a later turn or later in
+    // the same batch.
+    for spelling in ["1.0", "1e0", "10E-1", "1.000"] {
+        let later = format!(r#"{{"page":{spelling},"q":"a"}}"#);
+        let run = run_loop(
+            vec![
+                calls(&[call("c1", "web__search", r#"{"q":"a","page":1}"#)]),
+                calls(&[call("c2", "web__search", &later)]),
+            ],
+            ScriptedExecutor::new(),
+            6,
+            &none(),
+            "p",
+        );
+        assert_eq!(failure(&run).reason, Reason::RepeatedAction, "{spelling}");
+        assert_eq!(run.executor.executed.len(), 1, "{spelling}");
+
+        let run = run_loop(
+            vec![calls(&[
+                call("c1", "web__search", r#"{"q":"a","page":1}"#),
+                call("c2", "web__search", &later),
+            ])],
+            ScriptedExecutor::new(),
+            6,
+            &none(),
+            "p",
+        );
+        assert_eq!(failure(&run).reason, Reason::RepeatedAction, "{spelling}");
+        assert!(run.executor.executed.is_empty(), "{spelling}");
+    }
+}
+
+#[test]
+fn zero_and_minus_zero_are_one_action() {
+    let run = run_loop(
+        vec![
+            calls(&[call("c1", "web__search", r#"{"offset":0}"#)]),
+            calls(&[call("c2", "web__search", r#"{"offset":-0}"#)]),
+        ],
+        ScriptedExecutor::new(),
+        6,
+        &none(),
+        "p",
+    );
+    assert_eq!(failure(&run).reason, Reason::RepeatedAction);
+    assert_eq!(run.executor.executed.len(), 1);
+    // A different number is a different action.
+    let run = run_loop(
+        vec![
+            calls(&[call("c1", "web__search", r#"{"offset":0}"#)]),
+            calls(&[call("c2", "web__search", r#"{"offset":0.5}"#)]),
+        ],
+        ScriptedExecutor::new(),
+        6,
+        &none(),
+        "p",
+    );
+    assert!(run.result.is_ok());
+    assert_eq!(run.executor.executed.len(), 2);
+}
+
+#[test]
+fn a_duplicate_argument_key_refuses_the_batch() {
+    // serde_json kept the last of two equal keys, so the check and the tool could read
+    // different values; now the call is malformed and nothing of its batch runs.
+    for duplicated in [
+        r#"{"q":"cats","q":"dogs"}"#,
+        r#"{"q":"cats","\u0071":"dogs"}"#,
+        r#"{"filter":{"a":1,"a":2}}"#,
+    ] {
+        let run = run_loop(
+            vec![calls(&[
+                call("c1", "web__search", r#"{"q":"first"}"#),
+                call("c2", "web__fetch", duplicated),
+            ])],
+            ScriptedExecutor::new(),
+            6,
+            &none(),
+            "p",
+        );
+        let trace = failure(&run);
+        assert_eq!(trace.reason, Reason::InvalidArguments, "{duplicated}");
+        assert_eq!(outcomes(&trace.calls), [Outcome::Refused, Outcome::Refused]);
+        assert!(run.executor.executed.is_empty(), "{duplicated}");
+    }
+}
+
+#[test]
+fn arguments_reach_the_tool_as_the_model_wrote_them() {
+    let raw = r#"{ "amount": 1.50, "id": 123456789012345678901234567890, "q": "\u0061" }"#;
+    let run = run_loop(
+        vec![
+            calls(&[call("c1", "web__search", raw), call("c2", "web__fetch", "")]),
+            answer("ok"),
+        ],
+        ScriptedExecutor::new(),
+        6,
+        &none(),
+        "p",
+    );
+    assert!(run.result.is_ok());
+    let sent: Vec<&str> = run
+        .executor
+        .executed
+        .iter()
+        .map(|(_, _, arguments)| arguments.as_str())
+        .collect();
+    assert_eq!(sent, [raw, "{}"], "exact text; no arguments read as {{}}");
+}
+
+#[test]
 fn a_batch_over_the_remaining_budget_runs_nothing() {
     let run = run_loop(
         vec![
