@@ -174,33 +174,60 @@ impl<'a> Selection<'a> {
     /// tools, every configured service's tools, and `react` on Discord.
     #[must_use]
     pub fn native_tools(&self, request: &RequestContext, services: &NativeServices) -> Vec<String> {
-        let Some(Identity { adapter, .. }) = request.provenance.identity() else {
+        let Some(identity) = request.provenance.identity() else {
             return Vec::new();
         };
-        let available = |name: &str| {
-            ALWAYS_AVAILABLE.contains(&name)
-                || (name == "react" && *adapter == AdapterKind::Discord)
-                || (SERVICE_TOOLS.contains(&name) && services.configured.iter().any(|c| c == name))
+        let configured = |name: &str| {
+            !SERVICE_TOOLS.contains(&name) || services.configured.iter().any(|c| c == name)
         };
-        let names: Vec<&str> = match self {
+        let candidates: Vec<&str> = match self {
             Self::Toolset(Toolset {
                 native_tools: Some(explicit),
                 ..
-            }) => explicit
-                .iter()
-                .map(String::as_str)
-                .filter(|n| available(n))
-                .collect(),
-            Self::Toolset(t) if t.kind != ToolsetKind::Search => GITHUB_NATIVE_TOOLS.to_vec(),
+            }) => explicit.iter().map(String::as_str).collect(),
             _ => ALWAYS_AVAILABLE
                 .iter()
                 .chain(SERVICE_TOOLS)
                 .chain(&["react"])
                 .copied()
-                .filter(|n| available(n))
                 .collect(),
         };
-        names.into_iter().map(str::to_owned).collect()
+        candidates
+            .into_iter()
+            .filter(|name| self.permits_native(identity.adapter(), name) && configured(name))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Whether the native tool `name` may run for this request as it stands: the request is
+    /// trusted and the selection's kind, explicit list and platform allow the tool. Service
+    /// configuration is not looked at (it cannot change while the process runs); a tool's
+    /// own conditions, such as Wise's chat allowlist, are its executor's to check.
+    #[must_use]
+    pub fn allows_native(&self, request: &RequestContext, name: &str) -> bool {
+        request
+            .provenance
+            .identity()
+            .is_some_and(|identity| self.permits_native(identity.adapter(), name))
+    }
+
+    /// The kind, list and platform rules of [`Selection::native_tools`], for one tool.
+    fn permits_native(&self, adapter: AdapterKind, name: &str) -> bool {
+        if name == "react" && adapter != AdapterKind::Discord {
+            return false;
+        }
+        match self {
+            Self::Toolset(Toolset {
+                native_tools: Some(explicit),
+                ..
+            }) => explicit.iter().any(|n| n == name),
+            Self::Toolset(t) if t.kind != ToolsetKind::Search => {
+                GITHUB_NATIVE_TOOLS.contains(&name)
+            }
+            _ => {
+                ALWAYS_AVAILABLE.contains(&name) || SERVICE_TOOLS.contains(&name) || name == "react"
+            }
+        }
     }
 }
 

@@ -27,6 +27,6 @@ pub use error::{Error, Result};
 pub use ledger::{Ledger, LedgerEntry, Outcome, Progress, ProgressCall};
 pub use preflight::{MAX_ARGUMENT_CHARS, PreparedCall, Refusal, ToolCall, preflight};
 pub use tool_loop::{
-    Answer, BudgetGuidance, Conversation, Execution, LoopFailure, LoopSettings, MAX_RESULT_CHARS,
-    Message, ModelResponse, ModelTurn, ToolExecutor, run,
+    AccessState, Answer, BudgetGuidance, Conversation, Execution, LoopFailure, LoopSettings,
+    MAX_RESULT_CHARS, Message, ModelResponse, ModelTurn, ToolExecutor, run,
 };
