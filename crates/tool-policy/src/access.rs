@@ -3,6 +3,7 @@
 
 use crate::config::{AdapterKind, ToolPolicy, Toolset, ToolsetKind};
 use crate::error::Error;
+use crate::github::{GITHUB_READ_TOOLS, is_reserved_github_tool};
 
 /// The source name of the bot's own tools (`yetibot/help`).
 pub const NATIVE_SOURCE: &str = "yetibot";
@@ -286,6 +287,10 @@ pub struct ServerUse {
     /// The effective allowlist: the reference's narrowing, else the server's `:tools`, else
     /// `None` for the server's whole current catalog.
     pub tools: Option<Vec<String>>,
+    /// The kind whose rules apply to what the server lists ([`ToolsetKind::Search`] for the
+    /// legacy scope): search never offers a reserved GitHub name, GitHub kinds offer only
+    /// the supported read operations.
+    pub kind: ToolsetKind,
 }
 
 impl Selection<'_> {
@@ -301,6 +306,7 @@ impl Selection<'_> {
                 .map(|(name, tools)| ServerUse {
                     name: (*name).to_owned(),
                     tools: tools.map(<[String]>::to_vec),
+                    kind: ToolsetKind::Search,
                 })
                 .collect(),
             Self::Toolset(toolset) => toolset
@@ -314,6 +320,7 @@ impl Selection<'_> {
                             .tools
                             .clone()
                             .or_else(|| configured.map(<[String]>::to_vec)),
+                        kind: toolset.kind,
                     })
                 })
                 .collect(),
@@ -321,27 +328,34 @@ impl Selection<'_> {
     }
 }
 
-/// Applies a server's effective allowlist to the tool names it listed.
+/// Applies a server's effective allowlist, then its kind's rules, to the tool names it
+/// listed. The kind rules matter for live discovery (no allowlist): validation already keeps
+/// allowlists within them.
 ///
 /// # Errors
 ///
 /// [`Error::MissingTool`] when the allowlist names a tool the server did not list: the
 /// request fails rather than silently answering without it.
 pub fn filter_listed(server: &ServerUse, listed: &[String]) -> Result<Vec<String>, Error> {
-    match &server.tools {
-        None => Ok(listed.to_vec()),
-        Some(allow) => {
-            if let Some(missing) = allow.iter().find(|t| !listed.contains(t)) {
-                return Err(Error::MissingTool {
-                    server: server.name.clone(),
-                    tool: missing.clone(),
-                });
-            }
-            Ok(listed
-                .iter()
-                .filter(|t| allow.contains(t))
-                .cloned()
-                .collect())
-        }
+    if let Some(allow) = &server.tools
+        && let Some(missing) = allow.iter().find(|t| !listed.contains(t))
+    {
+        return Err(Error::MissingTool {
+            server: server.name.clone(),
+            tool: missing.clone(),
+        });
     }
+    let kind_allows = |tool: &str| {
+        if server.kind.is_github() {
+            GITHUB_READ_TOOLS.contains(&tool)
+        } else {
+            !is_reserved_github_tool(tool)
+        }
+    };
+    Ok(listed
+        .iter()
+        .filter(|t| server.tools.as_ref().is_none_or(|allow| allow.contains(t)))
+        .filter(|t| kind_allows(t))
+        .cloned()
+        .collect())
 }

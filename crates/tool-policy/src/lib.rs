@@ -6,6 +6,7 @@ mod budget;
 mod catalog;
 mod config;
 mod error;
+mod github;
 mod ledger;
 mod preflight;
 mod tool_loop;
@@ -24,6 +25,9 @@ pub use config::{
     Toolset, ToolsetConfig, ToolsetKind,
 };
 pub use error::{Error, Result};
+pub use github::{
+    GITHUB_READ_TOOLS, GITHUB_SNAPSHOT_TOOLS, GITHUB_WRITE_TOOLS, is_reserved_github_tool,
+};
 pub use ledger::{Ledger, LedgerEntry, Outcome, Progress, ProgressCall};
 pub use preflight::{MAX_ARGUMENT_CHARS, PreparedCall, Refusal, ToolCall, preflight};
 pub use tool_loop::{

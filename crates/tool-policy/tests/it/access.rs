@@ -3,7 +3,7 @@
 use yetibot_tool_policy::{
     AdapterKind, Denial, Error, Identity, KnownNames, NativeServices, PolicyConfig, Provenance,
     ProviderModelsConfig, RequestContext, Selection, ServerRefConfig, ServerUse, ToolPolicy,
-    ToolsetConfig, check_tool_calling, filter_listed,
+    ToolsetConfig, ToolsetKind, check_tool_calling, filter_listed,
 };
 
 fn strings(list: &[&str]) -> Option<Vec<String>> {
@@ -261,7 +261,8 @@ fn servers_connected_and_allowlists() {
         search.servers(&servers),
         [ServerUse {
             name: "web".into(),
-            tools: Some(web_tools.clone())
+            tools: Some(web_tools.clone()),
+            kind: ToolsetKind::Search,
         }],
         "a name-only reference inherits the server's :tools; unreferenced servers stay disconnected"
     );
@@ -279,6 +280,7 @@ fn servers_connected_and_allowlists() {
     let use_web = ServerUse {
         name: "web".into(),
         tools: Some(vec!["search".into()]),
+        kind: ToolsetKind::Search,
     };
     let listed = vec!["fetch".to_owned(), "search".to_owned(), "delete".to_owned()];
     assert_eq!(
@@ -288,6 +290,7 @@ fn servers_connected_and_allowlists() {
     let missing = ServerUse {
         name: "web".into(),
         tools: Some(vec!["gone".into()]),
+        kind: ToolsetKind::Search,
     };
     assert!(
         matches!(filter_listed(&missing, &listed), Err(Error::MissingTool { tool, .. }) if tool == "gone")
@@ -295,6 +298,7 @@ fn servers_connected_and_allowlists() {
     let catalog = ServerUse {
         name: "web".into(),
         tools: None,
+        kind: ToolsetKind::Search,
     };
     assert_eq!(filter_listed(&catalog, &listed).expect("all"), listed);
 }
