@@ -3,6 +3,7 @@
 
 use crate::config::{AdapterKind, ToolPolicy, Toolset, ToolsetKind};
 use crate::error::Error;
+use crate::github::{GITHUB_READ_TOOLS, is_reserved_github_tool};
 
 /// The source name of the bot's own tools (`yetibot/help`).
 pub const NATIVE_SOURCE: &str = "yetibot";
@@ -21,15 +22,66 @@ const SERVICE_TOOLS: &[&str] = &["meme", "gi", "clef", "clairic", "ai", "cf", "w
 /// other commands) is untrusted, whatever user it claims.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Provenance {
-    /// A platform event, with the user ID the platform reported.
-    Trusted {
-        /// The platform.
-        adapter: AdapterKind,
-        /// The platform's user ID.
-        user_id: String,
-    },
+    /// A platform event, with the user the platform reported.
+    Trusted(Identity),
     /// Anything else.
     Untrusted,
+}
+
+impl Provenance {
+    /// A platform event's provenance: shorthand for `Provenance::Trusted(Identity::new(..)?)`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Identity::new`].
+    pub fn trusted(adapter: AdapterKind, user_id: impl Into<String>) -> Result<Self, Error> {
+        Identity::new(adapter, user_id).map(Self::Trusted)
+    }
+
+    /// The trusted identity, if there is one.
+    #[must_use]
+    pub fn identity(&self) -> Option<&Identity> {
+        match self {
+            Self::Trusted(identity) => Some(identity),
+            Self::Untrusted => None,
+        }
+    }
+}
+
+/// A user identity an adapter reported for its own event: the platform and a nonblank user
+/// ID. The fields are private so that a blank ID, which would match no allowlist entry but
+/// still count as "trusted" for native tools, cannot be built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    adapter: AdapterKind,
+    user_id: String,
+}
+
+impl Identity {
+    /// The identity `user_id` on `adapter`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::BlankUserId`] when `user_id` is empty or only whitespace.
+    pub fn new(adapter: AdapterKind, user_id: impl Into<String>) -> Result<Self, Error> {
+        let user_id = user_id.into();
+        if user_id.trim().is_empty() {
+            return Err(Error::BlankUserId);
+        }
+        Ok(Self { adapter, user_id })
+    }
+
+    /// The platform.
+    #[must_use]
+    pub fn adapter(&self) -> AdapterKind {
+        self.adapter
+    }
+
+    /// The platform's user ID, never blank.
+    #[must_use]
+    pub fn user_id(&self) -> &str {
+        &self.user_id
+    }
 }
 
 /// What access decisions need to know about one request.
@@ -91,18 +143,15 @@ impl<'a> Selection<'a> {
         let restricted = !toolset.users.is_empty()
             || !toolset.adapters.is_empty()
             || toolset.kind != ToolsetKind::Search;
-        let identity = match &request.provenance {
-            Provenance::Trusted { adapter, user_id } => Some((adapter, user_id)),
-            Provenance::Untrusted => None,
-        };
+        let identity = request.provenance.identity();
         if restricted && identity.is_none() {
             return Err(Error::Denied(Denial::UntrustedIdentity));
         }
-        if let Some((adapter, user_id)) = identity {
-            if !toolset.adapters.is_empty() && !toolset.adapters.contains(adapter) {
+        if let Some(identity) = identity {
+            if !toolset.adapters.is_empty() && !toolset.adapters.contains(&identity.adapter) {
                 return Err(Error::Denied(Denial::Adapter));
             }
-            if !toolset.users.is_empty() && !toolset.users.iter().any(|u| u == user_id) {
+            if !toolset.users.is_empty() && !toolset.users.contains(&identity.user_id) {
                 return Err(Error::Denied(Denial::User));
             }
         }
@@ -126,33 +175,60 @@ impl<'a> Selection<'a> {
     /// tools, every configured service's tools, and `react` on Discord.
     #[must_use]
     pub fn native_tools(&self, request: &RequestContext, services: &NativeServices) -> Vec<String> {
-        let Provenance::Trusted { adapter, .. } = &request.provenance else {
+        let Some(identity) = request.provenance.identity() else {
             return Vec::new();
         };
-        let available = |name: &str| {
-            ALWAYS_AVAILABLE.contains(&name)
-                || (name == "react" && *adapter == AdapterKind::Discord)
-                || (SERVICE_TOOLS.contains(&name) && services.configured.iter().any(|c| c == name))
+        let configured = |name: &str| {
+            !SERVICE_TOOLS.contains(&name) || services.configured.iter().any(|c| c == name)
         };
-        let names: Vec<&str> = match self {
+        let candidates: Vec<&str> = match self {
             Self::Toolset(Toolset {
                 native_tools: Some(explicit),
                 ..
-            }) => explicit
-                .iter()
-                .map(String::as_str)
-                .filter(|n| available(n))
-                .collect(),
-            Self::Toolset(t) if t.kind != ToolsetKind::Search => GITHUB_NATIVE_TOOLS.to_vec(),
+            }) => explicit.iter().map(String::as_str).collect(),
             _ => ALWAYS_AVAILABLE
                 .iter()
                 .chain(SERVICE_TOOLS)
                 .chain(&["react"])
                 .copied()
-                .filter(|n| available(n))
                 .collect(),
         };
-        names.into_iter().map(str::to_owned).collect()
+        candidates
+            .into_iter()
+            .filter(|name| self.permits_native(identity.adapter(), name) && configured(name))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Whether the native tool `name` may run for this request as it stands: the request is
+    /// trusted and the selection's kind, explicit list and platform allow the tool. Service
+    /// configuration is not looked at (it cannot change while the process runs); a tool's
+    /// own conditions, such as Wise's chat allowlist, are its executor's to check.
+    #[must_use]
+    pub fn allows_native(&self, request: &RequestContext, name: &str) -> bool {
+        request
+            .provenance
+            .identity()
+            .is_some_and(|identity| self.permits_native(identity.adapter(), name))
+    }
+
+    /// The kind, list and platform rules of [`Selection::native_tools`], for one tool.
+    fn permits_native(&self, adapter: AdapterKind, name: &str) -> bool {
+        if name == "react" && adapter != AdapterKind::Discord {
+            return false;
+        }
+        match self {
+            Self::Toolset(Toolset {
+                native_tools: Some(explicit),
+                ..
+            }) => explicit.iter().any(|n| n == name),
+            Self::Toolset(t) if t.kind != ToolsetKind::Search => {
+                GITHUB_NATIVE_TOOLS.contains(&name)
+            }
+            _ => {
+                ALWAYS_AVAILABLE.contains(&name) || SERVICE_TOOLS.contains(&name) || name == "react"
+            }
+        }
     }
 }
 
@@ -211,6 +287,10 @@ pub struct ServerUse {
     /// The effective allowlist: the reference's narrowing, else the server's `:tools`, else
     /// `None` for the server's whole current catalog.
     pub tools: Option<Vec<String>>,
+    /// The kind whose rules apply to what the server lists ([`ToolsetKind::Search`] for the
+    /// legacy scope): search never offers a reserved GitHub name, GitHub kinds offer only
+    /// the supported read operations.
+    pub kind: ToolsetKind,
 }
 
 impl Selection<'_> {
@@ -226,6 +306,7 @@ impl Selection<'_> {
                 .map(|(name, tools)| ServerUse {
                     name: (*name).to_owned(),
                     tools: tools.map(<[String]>::to_vec),
+                    kind: ToolsetKind::Search,
                 })
                 .collect(),
             Self::Toolset(toolset) => toolset
@@ -239,6 +320,7 @@ impl Selection<'_> {
                             .tools
                             .clone()
                             .or_else(|| configured.map(<[String]>::to_vec)),
+                        kind: toolset.kind,
                     })
                 })
                 .collect(),
@@ -246,27 +328,34 @@ impl Selection<'_> {
     }
 }
 
-/// Applies a server's effective allowlist to the tool names it listed.
+/// Applies a server's effective allowlist, then its kind's rules, to the tool names it
+/// listed. The kind rules matter for live discovery (no allowlist): validation already keeps
+/// allowlists within them.
 ///
 /// # Errors
 ///
 /// [`Error::MissingTool`] when the allowlist names a tool the server did not list: the
 /// request fails rather than silently answering without it.
 pub fn filter_listed(server: &ServerUse, listed: &[String]) -> Result<Vec<String>, Error> {
-    match &server.tools {
-        None => Ok(listed.to_vec()),
-        Some(allow) => {
-            if let Some(missing) = allow.iter().find(|t| !listed.contains(t)) {
-                return Err(Error::MissingTool {
-                    server: server.name.clone(),
-                    tool: missing.clone(),
-                });
-            }
-            Ok(listed
-                .iter()
-                .filter(|t| allow.contains(t))
-                .cloned()
-                .collect())
-        }
+    if let Some(allow) = &server.tools
+        && let Some(missing) = allow.iter().find(|t| !listed.contains(t))
+    {
+        return Err(Error::MissingTool {
+            server: server.name.clone(),
+            tool: missing.clone(),
+        });
     }
+    let kind_allows = |tool: &str| {
+        if server.kind.is_github() {
+            GITHUB_READ_TOOLS.contains(&tool)
+        } else {
+            !is_reserved_github_tool(tool)
+        }
+    };
+    Ok(listed
+        .iter()
+        .filter(|t| server.tools.as_ref().is_none_or(|allow| allow.contains(t)))
+        .filter(|t| kind_allows(t))
+        .cloned()
+        .collect())
 }

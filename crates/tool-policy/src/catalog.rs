@@ -8,9 +8,13 @@ use serde_json::Value;
 
 use crate::error::Error;
 
-/// The most tools offered in one request.
+/// The most tools offered in one request: native tools and every connected server's MCP
+/// tools together, counted after the servers' and references' `:tools` allowlists (and the
+/// kind rules) have narrowed them. [`Catalog::new`] is the one place it is enforced; a
+/// per-server bound on discovery is only a guard on what a server may send.
 pub const MAX_TOOLS: usize = 64;
-/// Longest function name the Chat Completions and Responses APIs accept.
+/// Longest function name the Chat Completions and Responses APIs accept. Equal to
+/// [`MAX_TOOLS`] by coincidence only.
 const MAX_FUNCTION_NAME: usize = 64;
 
 /// A tool's identity: its source (an MCP server's name, or `yetibot` for native tools) and its
@@ -82,13 +86,15 @@ pub struct Catalog {
 
 impl Catalog {
     /// Builds the catalog in the order given (native tools first, then servers in
-    /// configuration order, is the convention).
+    /// configuration order, is the convention). Pass every tool the request would offer,
+    /// already narrowed by the allowlists: the cap applies to the whole set.
     ///
     /// # Errors
     ///
     /// [`Error::DuplicateTool`] when one ID appears twice, and [`Error::TooManyTools`] past
-    /// [`MAX_TOOLS`]: the request fails and asks the operator to narrow the servers' `:tools`
-    /// rather than silently dropping tools the model might need.
+    /// [`MAX_TOOLS`]: the request fails and asks the operator to narrow the allowlists
+    /// rather than silently dropping tools the model might need (which ones to drop would be
+    /// an arbitrary choice, and the answer could then look complete when it is not).
     pub fn new(specs: Vec<ToolSpec>) -> Result<Self, Error> {
         if specs.len() > MAX_TOOLS {
             return Err(Error::TooManyTools { count: specs.len() });
@@ -219,6 +225,30 @@ mod tests {
                 .as_deref(),
             Some("a_b/c")
         );
+    }
+
+    #[test]
+    fn tool_cap_counts_native_tools_on_top_of_mcp_tools() {
+        // The cap is one number for the whole request, native tools included: 59 MCP tools
+        // plus 5 native ones fit, one more of either kind does not, and the error names the
+        // count and the same constant instead of a separately written 64.
+        let natives = |n: usize| (0..n).map(|i| spec("yetibot", &format!("n{i}")));
+        let mcp = |n: usize| (0..n).map(|i| spec("web", &format!("t{i}")));
+        let fits: Vec<ToolSpec> = natives(5).chain(mcp(MAX_TOOLS - 5)).collect();
+        assert_eq!(Catalog::new(fits).unwrap().definitions().len(), MAX_TOOLS);
+        for (native, remote) in [(6, MAX_TOOLS - 5), (5, MAX_TOOLS - 4)] {
+            let over: Vec<ToolSpec> = natives(native).chain(mcp(remote)).collect();
+            let error = Catalog::new(over).unwrap_err();
+            assert!(matches!(error, Error::TooManyTools { count } if count == MAX_TOOLS + 1));
+            assert_eq!(
+                error.to_string(),
+                format!(
+                    "{} tools selected (native and MCP together), more than the {MAX_TOOLS} one request may offer; narrow the servers' :tools or the toolset's :native-tools",
+                    MAX_TOOLS + 1
+                )
+            );
+        }
+        assert_eq!(MAX_TOOLS, 64, "the specification's bound");
     }
 
     #[test]

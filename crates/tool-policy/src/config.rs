@@ -1,12 +1,15 @@
 //! Toolset and budget configuration as operators write it, and its validation into
 //! [`ToolPolicy`].
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use crate::error::Error;
+use crate::github::{
+    GITHUB_READ_TOOLS, GITHUB_SNAPSHOT_TOOLS, GITHUB_WRITE_TOOLS, is_reserved_github_tool,
+};
 
 /// Budget used when neither the configuration nor the request picks one.
 pub const FALLBACK_TOOL_CALLS: u8 = 6;
@@ -115,6 +118,17 @@ pub enum ToolsetKind {
 }
 
 impl ToolsetKind {
+    /// The kind a configuration spelling names, if any.
+    #[must_use]
+    pub fn parse(spelling: &str) -> Option<Self> {
+        match spelling {
+            "search" => Some(Self::Search),
+            "github-read" => Some(Self::GithubRead),
+            "github-pr" => Some(Self::GithubPr),
+            _ => None,
+        }
+    }
+
     /// The configuration spelling.
     #[must_use]
     pub fn as_str(self) -> &'static str {
@@ -125,7 +139,9 @@ impl ToolsetKind {
         }
     }
 
-    fn is_github(self) -> bool {
+    /// Whether this is a GitHub kind (`github-read` or `github-pr`).
+    #[must_use]
+    pub fn is_github(self) -> bool {
         !matches!(self, Self::Search)
     }
 }
@@ -204,7 +220,10 @@ pub struct ToolPolicy {
 }
 
 impl ToolPolicy {
-    /// Validates the toolset part of the `:mcp` map against the names defined elsewhere.
+    /// Validates the toolset part of the `:mcp` map against the names defined elsewhere,
+    /// without knowing which servers have a `:github-api-token`: the rules that depend on it
+    /// (a token marks a GitHub connection; a `github-pr` toolset's `get_commit` server needs
+    /// one) are skipped. Prefer [`ToolPolicy::from_config_with_github_tokens`].
     ///
     /// # Errors
     ///
@@ -213,6 +232,37 @@ impl ToolPolicy {
     pub fn from_config(
         config: &PolicyConfig<'_>,
         known: &KnownNames<'_>,
+    ) -> Result<Self, Vec<Error>> {
+        Self::validate(config, known, None)
+    }
+
+    /// Validates the toolset part of the `:mcp` map against the names defined elsewhere.
+    /// `with_github_api_token` names the servers configured with `:github-api-token`.
+    ///
+    /// Besides each toolset's own fields, the kind rules are checked across toolsets and
+    /// servers (see the crate documentation): a writer connection is never referenced, a
+    /// search toolset never references a GitHub connection, a GitHub toolset offers only the
+    /// supported GitHub read operations, and a `github-pr` toolset can take snapshots and
+    /// write. With no toolsets at all, no server may be a GitHub connection, since the legacy
+    /// scope offers every server to everyone.
+    ///
+    /// # Errors
+    ///
+    /// Every problem found, each an [`Error::InvalidConfig`] with a path relative to the
+    /// `:mcp` map (`toolsets[1].servers[0].name`). Reasons name toolsets, servers and tools,
+    /// never a credential or any other value.
+    pub fn from_config_with_github_tokens(
+        config: &PolicyConfig<'_>,
+        known: &KnownNames<'_>,
+        with_github_api_token: &[&str],
+    ) -> Result<Self, Vec<Error>> {
+        Self::validate(config, known, Some(with_github_api_token))
+    }
+
+    fn validate(
+        config: &PolicyConfig<'_>,
+        known: &KnownNames<'_>,
+        tokens: Option<&[&str]>,
     ) -> Result<Self, Vec<Error>> {
         let mut problems = Vec::new();
         let max_tool_calls = match config.max_tool_calls {
@@ -230,11 +280,19 @@ impl ToolPolicy {
         };
         let mut toolsets = Vec::with_capacity(config.toolsets.len());
         let mut seen = HashSet::new();
+        let roles = Roles::of(config.toolsets, known, tokens);
+        if config.toolsets.is_empty() {
+            roles.check_legacy(&mut |field, reason| {
+                problems.push(Error::config(field, reason));
+            });
+        }
         for (index, raw) in config.toolsets.iter().enumerate() {
             let before = problems.len();
-            let toolset = validate_toolset(raw, known, &mut |field, reason| {
+            let mut fail = |field: &str, reason: &str| {
                 problems.push(Error::config(format!("toolsets[{index}].{field}"), reason));
-            });
+            };
+            let toolset = validate_toolset(raw, known, &mut fail);
+            roles.check_toolset(index, raw, &mut fail);
             if let Some(toolset) = toolset.filter(|_| problems.len() == before) {
                 if seen.insert(toolset.name.clone()) {
                     toolsets.push(toolset);
@@ -323,15 +381,15 @@ fn validate_toolset(
             );
             None
         }
-        Some("search") => Some(ToolsetKind::Search),
-        Some("github-read") => Some(ToolsetKind::GithubRead),
-        Some("github-pr") => Some(ToolsetKind::GithubPr),
-        Some(_) => {
-            fail(
-                "kind",
-                "must be \"search\", \"github-read\" or \"github-pr\"",
-            );
-            None
+        Some(spelling) => {
+            let kind = ToolsetKind::parse(spelling);
+            if kind.is_none() {
+                fail(
+                    "kind",
+                    "must be \"search\", \"github-read\" or \"github-pr\"",
+                );
+            }
+            kind
         }
     };
     let servers = validate_server_refs(raw.servers.as_deref().unwrap_or_default(), known, fail);
@@ -561,6 +619,12 @@ fn validate_github(
             fail("base-branches", "must list at least one branch");
         }
         policy.allowed_paths = nonblank_unique(raw.allowed_paths.as_deref(), "allowed-paths", fail);
+        if policy.allowed_paths.is_empty() {
+            fail(
+                "allowed-paths",
+                "must list at least one path prefix that pull requests may change",
+            );
+        }
         policy.denied_paths = nonblank_unique(raw.denied_paths.as_deref(), "denied-paths", fail);
         policy.branch_prefix = match raw.branch_prefix.as_deref() {
             Some(p) if p.trim().is_empty() || p.chars().any(char::is_whitespace) => {
@@ -613,4 +677,277 @@ fn is_repository_name(repo: &str) -> bool {
                 .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
     };
     matches!(repo.split_once('/'), Some((owner, name)) if valid(owner) && valid(name))
+}
+
+/// What each configured server is to the toolsets: which `github-pr` toolset writes through
+/// it, which GitHub toolset reads through it, and what its own configuration says. Built
+/// once from the raw toolsets, so that a reference is judged by every toolset, not only the
+/// earlier ones.
+struct Roles<'a, 'k> {
+    toolsets: &'a [ToolsetConfig],
+    known: &'a KnownNames<'k>,
+    tokens: Option<&'a [&'a str]>,
+    /// Server name to the first `github-pr` toolset naming it as `:write-server`.
+    writers: HashMap<&'a str, usize>,
+    /// Server name to the first GitHub toolset referencing it in `:servers`.
+    github_readers: HashMap<&'a str, usize>,
+}
+
+impl<'a, 'k> Roles<'a, 'k> {
+    fn of(
+        toolsets: &'a [ToolsetConfig],
+        known: &'a KnownNames<'k>,
+        tokens: Option<&'a [&'a str]>,
+    ) -> Self {
+        let mut writers = HashMap::new();
+        let mut github_readers = HashMap::new();
+        for (index, raw) in toolsets.iter().enumerate() {
+            let Some(kind) = raw.kind.as_deref().and_then(ToolsetKind::parse) else {
+                continue;
+            };
+            if kind == ToolsetKind::GithubPr
+                && let Some(writer) = raw.write_server.as_deref()
+            {
+                writers.entry(writer).or_insert(index);
+            }
+            if kind.is_github() {
+                for name in server_names(raw) {
+                    github_readers.entry(name).or_insert(index);
+                }
+            }
+        }
+        Self {
+            toolsets,
+            known,
+            tokens,
+            writers,
+            github_readers,
+        }
+    }
+
+    /// The configured server of this name and its `:tools`.
+    fn server(&self, name: &str) -> Option<Option<&'k [String]>> {
+        self.known
+            .servers
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, tools)| *tools)
+    }
+
+    fn has_token(&self, name: &str) -> Option<bool> {
+        self.tokens.map(|tokens| tokens.contains(&name))
+    }
+
+    /// Why the server's own configuration makes it a GitHub connection, if it does.
+    fn own_github_mark(&self, name: &str) -> Option<String> {
+        if self.has_token(name) == Some(true) {
+            return Some("it has a :github-api-token".to_owned());
+        }
+        let tools = self.server(name).flatten().unwrap_or_default();
+        let tool = tools.iter().find(|t| is_reserved_github_tool(t))?;
+        Some(format!("its :tools lists the GitHub tool {tool:?}"))
+    }
+
+    /// A toolset's name for a problem text.
+    fn label(&self, index: usize) -> String {
+        let raw = self.toolsets.get(index);
+        let kind = raw.and_then(|t| t.kind.as_deref()).unwrap_or("unnamed");
+        match raw.and_then(|t| t.name.as_deref()) {
+            Some(name) => format!("{kind} toolset {name:?}"),
+            None => format!("{kind} toolset toolsets[{index}]"),
+        }
+    }
+
+    /// With no toolsets every server is offered to everyone, so none may be a GitHub
+    /// connection.
+    fn check_legacy(&self, fail: &mut dyn FnMut(&str, &str)) {
+        for (name, _) in &self.known.servers {
+            if let Some(why) = self.own_github_mark(name) {
+                fail(
+                    "toolsets",
+                    &format!(
+                        "none are configured, so every server is offered to everyone who can run ai, but server {name:?} is a GitHub connection ({why}); add a github-read or github-pr toolset that references it"
+                    ),
+                );
+            }
+        }
+    }
+
+    /// The kind rules for one toolset's server references and, for `github-pr`, its
+    /// snapshot and write capabilities. Fields are relative to the toolset.
+    fn check_toolset(&self, index: usize, raw: &ToolsetConfig, fail: &mut dyn FnMut(&str, &str)) {
+        let Some(kind) = raw.kind.as_deref().and_then(ToolsetKind::parse) else {
+            return;
+        };
+        let this = self.label(index);
+        let refs = raw.servers.as_deref().unwrap_or_default();
+        for (j, r) in refs.iter().enumerate() {
+            let Some(name) = r.name.as_deref() else {
+                continue;
+            };
+            // An unknown name is already reported by the toolset's own checks.
+            let Some(server_tools) = self.server(name) else {
+                continue;
+            };
+            let field = format!("servers[{j}].name");
+            if let Some(&writer) = self.writers.get(name) {
+                let owner = if writer == index {
+                    "its own :write-server".to_owned()
+                } else {
+                    format!("the :write-server of {}", self.label(writer))
+                };
+                fail(
+                    &field,
+                    &format!(
+                        "{this} must not reference server {name:?}: it is {owner}, and a writer connection is used only by the host, never offered to the model"
+                    ),
+                );
+                continue;
+            }
+            if kind == ToolsetKind::Search {
+                let why = self
+                    .github_readers
+                    .get(name)
+                    .map(|&reader| format!("{} references it", self.label(reader)))
+                    .or_else(|| self.own_github_mark(name));
+                if let Some(why) = why {
+                    fail(
+                        &field,
+                        &format!(
+                            "{this} must not reference server {name:?}: it is a GitHub connection ({why}); reference it from a github-read or github-pr toolset, whose identity and repository rules apply"
+                        ),
+                    );
+                    continue;
+                }
+                for (t, tool) in r.tools.iter().flatten().enumerate() {
+                    if is_reserved_github_tool(tool) {
+                        fail(
+                            &format!("servers[{j}].tools[{t}]"),
+                            &format!(
+                                "{this} must not offer the GitHub tool {tool:?}; use a github-read or github-pr toolset"
+                            ),
+                        );
+                    }
+                }
+            } else if let Some(tools) = &r.tools {
+                for (t, tool) in tools.iter().enumerate() {
+                    if !GITHUB_READ_TOOLS.contains(&tool.as_str()) {
+                        fail(
+                            &format!("servers[{j}].tools[{t}]"),
+                            &format!(
+                                "{this} offers only the supported GitHub read operations ({}), and {tool:?} is not one",
+                                GITHUB_READ_TOOLS.join(", ")
+                            ),
+                        );
+                    }
+                }
+            } else if let Some(tool) = server_tools
+                .unwrap_or_default()
+                .iter()
+                .find(|t| !GITHUB_READ_TOOLS.contains(&t.as_str()))
+            {
+                fail(
+                    &field,
+                    &format!(
+                        "server {name:?} offers {tool:?}, but {this} offers only the supported GitHub read operations ({}); give the reference a :tools list of those",
+                        GITHUB_READ_TOOLS.join(", ")
+                    ),
+                );
+            }
+        }
+        if kind == ToolsetKind::GithubPr {
+            self.check_pull_requests(raw, &this, fail);
+        }
+    }
+
+    /// A `github-pr` toolset must be able to take snapshots (`get_commit` with its own
+    /// `:github-api-token`, and `get_file_contents`) and to write (the writer's fixed subset).
+    /// What an omitted `:tools` will discover is unknown here; the request then fails closed
+    /// if a capability is missing.
+    fn check_pull_requests(
+        &self,
+        raw: &ToolsetConfig,
+        this: &str,
+        fail: &mut dyn FnMut(&str, &str),
+    ) {
+        // Each known reference with its effective allowlist (`None`: live discovery).
+        let refs: Vec<(usize, &str, Option<&[String]>)> = raw
+            .servers
+            .as_deref()
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .filter_map(|(j, r)| {
+                let name = r.name.as_deref()?;
+                let server_tools = self.server(name)?;
+                Some((j, name, r.tools.as_deref().or(server_tools)))
+            })
+            .filter(|(_, name, _)| !self.writers.contains_key(name))
+            .collect();
+        let offered = |tool: &str| {
+            refs.iter()
+                .any(|(_, _, tools)| tools.is_some_and(|list| list.iter().any(|t| t == tool)))
+        };
+        let discovers = refs.iter().any(|(_, _, tools)| tools.is_none());
+        let missing: Vec<&str> = GITHUB_SNAPSHOT_TOOLS
+            .iter()
+            .copied()
+            .filter(|tool| !offered(tool))
+            .collect();
+        if !missing.is_empty() && !discovers {
+            fail(
+                "servers",
+                &format!(
+                    "{this} needs get_commit and get_file_contents for host-side snapshots, and none of its servers offers {}",
+                    missing.join(" or ")
+                ),
+            );
+        }
+        // The server that answers get_commit also serves the host's ancestry reads, with its
+        // own token. If no allowlist names get_commit, any discovering reference may be it.
+        let explicit = offered("get_commit");
+        for (j, name, tools) in &refs {
+            let candidate = match tools {
+                Some(list) => list.iter().any(|t| t == "get_commit"),
+                None => !explicit,
+            };
+            if candidate && self.has_token(name) == Some(false) {
+                fail(
+                    &format!("servers[{j}].name"),
+                    &format!(
+                        "server {name:?} may answer get_commit for {this}, so it needs its own :github-api-token for the host's ancestry reads (it is never taken from :headers or :env)"
+                    ),
+                );
+            }
+        }
+        let Some(writer) = raw.write_server.as_deref() else {
+            return;
+        };
+        if let Some(Some(tools)) = self.server(writer) {
+            let missing: Vec<&str> = GITHUB_WRITE_TOOLS
+                .iter()
+                .copied()
+                .filter(|tool| !tools.iter().any(|t| t == tool))
+                .collect();
+            if !missing.is_empty() {
+                fail(
+                    "write-server",
+                    &format!(
+                        "server {writer:?} must offer {} for {this}, but its :tools lacks {}",
+                        GITHUB_WRITE_TOOLS.join(", "),
+                        missing.join(", ")
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// The server names a toolset references, skipping unnamed references.
+fn server_names(raw: &ToolsetConfig) -> impl Iterator<Item = &str> {
+    raw.servers
+        .as_deref()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|r| r.name.as_deref())
 }

@@ -30,14 +30,19 @@ pub enum Error {
         /// The missing tool.
         tool: String,
     },
-    /// More tools than one request may offer.
+    /// More tools than one request may offer ([`crate::MAX_TOOLS`], native and MCP tools
+    /// together, counted after every allowlist has narrowed them).
     #[error(
-        "{count} tools selected, more than the 64 one request may offer; narrow the servers' :tools"
+        "{count} tools selected (native and MCP together), more than the {max} one request may offer; narrow the servers' :tools or the toolset's :native-tools",
+        max = crate::catalog::MAX_TOOLS
     )]
     TooManyTools {
         /// How many were selected.
         count: usize,
     },
+    /// A trusted identity was built with an empty or whitespace-only user ID.
+    #[error("a trusted identity needs a nonblank platform user ID")]
+    BlankUserId,
     /// The same tool ID was listed twice.
     #[error("tool {0} is listed twice")]
     DuplicateTool(String),

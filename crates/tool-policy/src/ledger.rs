@@ -5,6 +5,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
+use crate::arguments::{ActionKey, Arguments};
 use crate::budget::CallBudget;
 use crate::catalog::ToolId;
 
@@ -61,7 +62,7 @@ pub struct LedgerEntry {
 pub struct Ledger {
     entries: Vec<LedgerEntry>,
     call_ids: HashSet<String>,
-    actions: HashSet<(ToolId, String)>,
+    actions: HashSet<(ToolId, ActionKey)>,
 }
 
 impl Ledger {
@@ -77,11 +78,12 @@ impl Ledger {
         self.call_ids.contains(id)
     }
 
-    /// Whether this tool already ran with these canonical arguments in this request.
+    /// Whether this tool was already attempted with the same action's arguments in this
+    /// request (see [`Arguments::same_action`]).
     #[must_use]
-    pub fn has_action(&self, tool: &ToolId, canonical_arguments: &str) -> bool {
+    pub fn has_action(&self, tool: &ToolId, arguments: &Arguments) -> bool {
         self.actions
-            .contains(&(tool.clone(), canonical_arguments.to_owned()))
+            .contains(&(tool.clone(), arguments.action().clone()))
     }
 
     /// Records a call. Call IDs are remembered whatever the outcome, so a refused batch's IDs
@@ -90,7 +92,7 @@ impl Ledger {
         &mut self,
         call_id: &str,
         tool: Option<ToolId>,
-        action: Option<String>,
+        action: Option<&Arguments>,
         outcome: Outcome,
         arguments: Value,
     ) -> u32 {
@@ -99,7 +101,7 @@ impl Ledger {
         if let (Some(tool), Some(action)) = (&tool, action)
             && outcome.was_attempted()
         {
-            self.actions.insert((tool.clone(), action));
+            self.actions.insert((tool.clone(), action.action().clone()));
         }
         self.entries.push(LedgerEntry {
             ordinal,

@@ -3,8 +3,7 @@
 
 use std::collections::HashSet;
 
-use serde_json::{Map, Value};
-
+use crate::arguments::Arguments;
 use crate::budget::CallBudget;
 use crate::catalog::{Catalog, ToolId};
 use crate::ledger::Ledger;
@@ -31,10 +30,8 @@ pub struct PreparedCall {
     pub index: usize,
     /// The tool it names.
     pub tool: ToolId,
-    /// Its arguments, a JSON object.
-    pub arguments: Map<String, Value>,
-    /// The arguments in canonical form, identifying the action.
-    pub(crate) action: String,
+    /// Its arguments: the model's text, read strictly.
+    pub arguments: Arguments,
 }
 
 /// Why a batch was refused, and which call caused it.
@@ -49,8 +46,12 @@ pub struct Refusal {
 
 /// Checks a whole batch against the request's catalog, ledger and budget.
 ///
-/// `static_check` is the tool's own offline validation (argument types, fields, bounds,
-/// credentials); it must not perform I/O.
+/// Arguments are read with `yetibot-json-util`'s strict reader: anything but one JSON object,
+/// and any key given twice, is refused as invalid. A call repeats an action when the same
+/// tool already ran, or appears earlier in the batch, with the same data (see
+/// [`Arguments::same_action`]: key order, escapes and the spelling of equal numbers do not
+/// count). `static_check` is the tool's own offline validation (argument types, fields,
+/// bounds, credentials); it must not perform I/O.
 ///
 /// # Errors
 ///
@@ -60,7 +61,7 @@ pub fn preflight(
     catalog: &Catalog,
     ledger: &Ledger,
     budget: &CallBudget,
-    static_check: &dyn Fn(&ToolId, &Map<String, Value>) -> bool,
+    static_check: &dyn Fn(&ToolId, &Arguments) -> bool,
 ) -> Result<Vec<PreparedCall>, Refusal> {
     let mut ids = HashSet::new();
     let mut actions = HashSet::new();
@@ -76,24 +77,13 @@ pub fn preflight(
         if call.arguments.chars().count() > MAX_ARGUMENT_CHARS {
             return Err(refuse(Reason::ArgumentsTooLong));
         }
-        // An empty argument string is how some providers send "no arguments".
-        let parsed = if call.arguments.trim().is_empty() {
-            Value::Object(Map::new())
-        } else {
-            serde_json::from_str::<Value>(&call.arguments)
-                .map_err(|_| refuse(Reason::InvalidArguments))?
-        };
-        let Value::Object(arguments) = parsed else {
-            return Err(refuse(Reason::InvalidArguments));
-        };
+        let arguments =
+            Arguments::parse(&call.arguments).ok_or_else(|| refuse(Reason::InvalidArguments))?;
         if !static_check(&tool.id, &arguments) {
             return Err(refuse(Reason::InvalidArguments));
         }
-        // serde_json's map is ordered by key, so this string is canonical.
-        let action =
-            serde_json::to_string(&arguments).map_err(|_| refuse(Reason::InvalidArguments))?;
-        if ledger.has_action(&tool.id, &action)
-            || !actions.insert((tool.id.clone(), action.clone()))
+        if ledger.has_action(&tool.id, &arguments)
+            || !actions.insert((tool.id.clone(), arguments.action().clone()))
         {
             return Err(refuse(Reason::RepeatedAction));
         }
@@ -101,7 +91,6 @@ pub fn preflight(
             index,
             tool: tool.id.clone(),
             arguments,
-            action,
         });
     }
     if batch.len() > usize::from(budget.remaining()) {

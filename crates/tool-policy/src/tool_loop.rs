@@ -6,10 +6,11 @@
 
 use std::future::Future;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use yetibot_redaction::Secrets;
 
-use crate::access::{RequestContext, Selection};
+use crate::access::{NATIVE_SOURCE, RequestContext, Selection};
+use crate::arguments::Arguments;
 use crate::budget::CallBudget;
 use crate::catalog::{Catalog, ToolDefinition, ToolId};
 use crate::ledger::{Ledger, Outcome, Progress};
@@ -106,22 +107,43 @@ pub enum Execution {
 pub trait ToolExecutor {
     /// Offline checks of one call's arguments. No I/O: it runs for the whole batch before any
     /// call executes.
-    fn check(&self, tool: &ToolId, arguments: &Map<String, Value>) -> bool;
+    fn check(&self, tool: &ToolId, arguments: &Arguments) -> bool;
 
     /// Tool-specific authorization just before execution (admin status, chat allowlists).
     fn authorize(&self, tool: &ToolId) -> bool;
 
-    /// Executes one call. `call_id` is the provider's ID for it, for correlation only.
+    /// Executes one call. `call_id` is the provider's ID for it, for correlation only. Send
+    /// the tool [`Arguments::raw`], the model's own text.
     fn execute(
         &mut self,
         call_id: &str,
         tool: &ToolId,
-        arguments: &Map<String, Value>,
+        arguments: &Arguments,
     ) -> impl Future<Output = Execution> + Send;
 }
 
+/// The caller's live view of what access decisions depend on. The loop asks it again just
+/// before every execution, so that a change made while the model was thinking (the runtime
+/// default reset, the selection re-pinned, a shared policy swapped) refuses the call instead
+/// of running it on the facts the catalog was built from.
+///
+/// Any `Fn() -> RequestContext + Sync` closure is one, typically reading shared state.
+pub trait AccessState: Sync {
+    /// The request's context as it stands now.
+    fn current(&self) -> RequestContext;
+}
+
+impl<F> AccessState for F
+where
+    F: Fn() -> RequestContext + Sync,
+{
+    fn current(&self) -> RequestContext {
+        self()
+    }
+}
+
 /// Everything the loop needs besides the two traits.
-#[derive(Debug, Clone)]
+#[derive(Clone, Copy)]
 pub struct LoopSettings<'a> {
     /// The policy-filtered tools of this request.
     pub catalog: &'a Catalog,
@@ -129,12 +151,24 @@ pub struct LoopSettings<'a> {
     pub budget: CallBudget,
     /// The toolset scope, rechecked before each execution.
     pub selection: Selection<'a>,
-    /// The request, for those rechecks.
-    pub request: &'a RequestContext,
+    /// Where the request's current context is read for those rechecks.
+    pub access: &'a dyn AccessState,
     /// Configured credentials, removed from results and traces.
     pub secrets: &'a Secrets,
     /// The user's prompt, kept out of traces.
     pub prompt: &'a str,
+}
+
+impl std::fmt::Debug for LoopSettings<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The prompt is left out: Debug output ends up in logs.
+        f.debug_struct("LoopSettings")
+            .field("catalog", self.catalog)
+            .field("budget", &self.budget)
+            .field("selection", &self.selection)
+            .field("secrets", self.secrets)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A finished loop.
@@ -163,6 +197,12 @@ pub struct LoopFailure<E> {
 /// refused whole; an unknown outcome skips the rest of its batch and turns tools off; once
 /// tools are off or the budget is spent, the next turn is sent without tool definitions, and
 /// no extra closing turn is added. `progress` sees a sanitized snapshot after every change.
+///
+/// Just before each execution the loop reads [`LoopSettings::access`] again and rechecks the
+/// toolset's identity and model rules, the availability of a native tool, the executor's
+/// [`ToolExecutor::authorize`] and the remaining budget. A call that fails any of them does
+/// not run, nor do the rest of its batch; the loop ends with [`Reason::Unauthorized`] (or
+/// [`Reason::OverBudget`]) and a trace that records them as refused.
 ///
 /// # Errors
 ///
@@ -244,8 +284,13 @@ where
                 budget,
             });
         }
-        let check = |tool: &ToolId, arguments: &Map<String, Value>| executor.check(tool, arguments);
-        let prepared = match preflight(&batch, settings.catalog, &ledger, &budget, &check) {
+        // The closure borrows the executor; scoped so that no shared borrow is held across
+        // an await, which would require the executor to be `Sync` for the future to be `Send`.
+        let checked = {
+            let check = |tool: &ToolId, arguments: &Arguments| executor.check(tool, arguments);
+            preflight(&batch, settings.catalog, &ledger, &budget, &check)
+        };
+        let prepared = match checked {
             Ok(prepared) => prepared,
             Err(refusal) => {
                 let trace = refuse_all(&mut ledger, refusal.reason, &budget);
@@ -264,7 +309,7 @@ where
         let mut stopped = false;
         for call in prepared {
             let raw = &batch[call.index];
-            let view = privacy.view_of(&call.arguments);
+            let view = privacy.view_of(call.arguments.object());
             if stopped {
                 ledger.record(&raw.id, Some(call.tool), None, Outcome::Skipped, view);
                 push_result(
@@ -275,9 +320,7 @@ where
                 );
                 continue;
             }
-            if settings.selection.authorize(settings.request).is_err()
-                || !executor.authorize(&call.tool)
-            {
+            if let Err(reason) = recheck(&settings, executor, &budget, &call.tool) {
                 // Nothing ran for this call; later calls of the batch do not run either.
                 ledger.record(&raw.id, Some(call.tool), None, Outcome::Refused, view);
                 for later in &batch[call.index + 1..] {
@@ -295,7 +338,7 @@ where
                 }
                 progress(&ledger.progress(&budget));
                 return Err(LoopFailure {
-                    trace: FailureTrace::new(Reason::Unauthorized, &budget, batch.len(), &ledger),
+                    trace: FailureTrace::new(reason, &budget, batch.len(), &ledger),
                     model_error: None,
                 });
             }
@@ -322,11 +365,40 @@ where
                     )
                 }
             };
-            ledger.record(&raw.id, Some(call.tool), Some(call.action), outcome, view);
+            ledger.record(
+                &raw.id,
+                Some(call.tool),
+                Some(&call.arguments),
+                outcome,
+                view,
+            );
             push_result(conversation, &raw.id, &content, is_error);
             progress(&ledger.progress(&budget));
         }
     }
+}
+
+/// Checks, just before one execution, everything that may have changed since the catalog
+/// was built and the batch passed preflight: the toolset's identity and model rules against
+/// the caller's current context, a native tool's availability in that context, the tool's
+/// own authorization, and the budget.
+fn recheck<X: ToolExecutor>(
+    settings: &LoopSettings<'_>,
+    executor: &X,
+    budget: &CallBudget,
+    tool: &ToolId,
+) -> Result<(), Reason> {
+    let now = settings.access.current();
+    if settings.selection.authorize(&now).is_err()
+        || (tool.source() == NATIVE_SOURCE && !settings.selection.allows_native(&now, tool.name()))
+        || !executor.authorize(tool)
+    {
+        return Err(Reason::Unauthorized);
+    }
+    if budget.remaining() == 0 {
+        return Err(Reason::OverBudget);
+    }
+    Ok(())
 }
 
 fn push_result(conversation: &mut Conversation, call_id: &str, content: &str, is_error: bool) {
@@ -335,4 +407,63 @@ fn push_result(conversation: &mut Conversation, call_id: &str, content: &str, is
         content: content.to_owned(),
         is_error,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::access::Provenance;
+    use crate::catalog::ToolSpec;
+    use crate::config::AdapterKind;
+
+    struct Allow(bool);
+
+    impl ToolExecutor for Allow {
+        fn check(&self, _: &ToolId, _: &Arguments) -> bool {
+            true
+        }
+        fn authorize(&self, _: &ToolId) -> bool {
+            self.0
+        }
+        async fn execute(&mut self, _: &str, _: &ToolId, _: &Arguments) -> Execution {
+            Execution::Success(String::new())
+        }
+    }
+
+    #[test]
+    fn a_spent_budget_refuses_an_execution_that_passed_preflight() {
+        let tool = ToolId::new("web", "search");
+        let catalog = Catalog::new(vec![ToolSpec {
+            id: tool.clone(),
+            description: String::new(),
+            input_schema: serde_json::json!({"type": "object"}),
+        }])
+        .unwrap();
+        let request = || RequestContext {
+            provenance: Provenance::trusted(AdapterKind::Slack, "U1").unwrap(),
+            provider: "p".into(),
+            model: "m".into(),
+        };
+        let secrets = Secrets::empty();
+        let settings = LoopSettings {
+            catalog: &catalog,
+            budget: CallBudget::with_total(1),
+            selection: Selection::Legacy,
+            access: &request,
+            secrets: &secrets,
+            prompt: "",
+        };
+        let mut budget = CallBudget::with_total(1);
+        assert_eq!(recheck(&settings, &Allow(true), &budget, &tool), Ok(()));
+        assert_eq!(
+            recheck(&settings, &Allow(false), &budget, &tool),
+            Err(Reason::Unauthorized)
+        );
+        budget.spend();
+        assert_eq!(
+            recheck(&settings, &Allow(true), &budget, &tool),
+            Err(Reason::OverBudget)
+        );
+        assert!(format!("{settings:?}").starts_with("LoopSettings"));
+    }
 }

@@ -138,7 +138,8 @@ impl Privacy {
 pub enum Reason {
     /// A call named a tool that was not offered.
     UnknownTool,
-    /// A call's arguments were not a JSON object or failed the tool's static checks.
+    /// A call's arguments were not one strict JSON object (a key given twice counts) or
+    /// failed the tool's static checks.
     InvalidArguments,
     /// A call's arguments exceeded 16,384 characters.
     ArgumentsTooLong,

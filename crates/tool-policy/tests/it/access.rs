@@ -1,9 +1,9 @@
 //! Toolset selection, identity and model checks, native tool availability and server scope.
 
 use yetibot_tool_policy::{
-    AdapterKind, Denial, Error, KnownNames, NativeServices, PolicyConfig, Provenance,
+    AdapterKind, Denial, Error, Identity, KnownNames, NativeServices, PolicyConfig, Provenance,
     ProviderModelsConfig, RequestContext, Selection, ServerRefConfig, ServerUse, ToolPolicy,
-    ToolsetConfig, check_tool_calling, filter_listed,
+    ToolsetConfig, ToolsetKind, check_tool_calling, filter_listed,
 };
 
 fn strings(list: &[&str]) -> Option<Vec<String>> {
@@ -69,10 +69,7 @@ fn policy() -> ToolPolicy {
 
 fn trusted(adapter: AdapterKind, user: &str) -> RequestContext {
     RequestContext {
-        provenance: Provenance::Trusted {
-            adapter,
-            user_id: user.into(),
-        },
+        provenance: Provenance::trusted(adapter, user).expect("a nonblank ID"),
         provider: "local".into(),
         model: "m".into(),
     }
@@ -150,6 +147,30 @@ fn identity_and_model_rules() {
         denial(gh.authorize(&untrusted())),
         Some(Denial::UntrustedIdentity)
     );
+}
+
+#[test]
+fn trusted_provenance_with_a_blank_user_id_is_refused() {
+    // A blank ID used to be accepted as a trusted identity: it matched no :users entry, but
+    // it still unlocked native tools and unrestricted toolsets as if a platform user sent it.
+    for blank in ["", " ", "\t\n", "\u{3000}"] {
+        assert!(
+            matches!(
+                Provenance::trusted(AdapterKind::Slack, blank),
+                Err(Error::BlankUserId)
+            ),
+            "{blank:?}"
+        );
+        assert!(Identity::new(AdapterKind::Discord, blank).is_err());
+    }
+    let identity = Identity::new(AdapterKind::Discord, "1234567890").expect("valid");
+    assert_eq!(
+        (identity.adapter(), identity.user_id()),
+        (AdapterKind::Discord, "1234567890")
+    );
+    let provenance = Provenance::Trusted(identity.clone());
+    assert_eq!(provenance.identity(), Some(&identity));
+    assert_eq!(Provenance::Untrusted.identity(), None);
 }
 
 #[test]
@@ -240,7 +261,8 @@ fn servers_connected_and_allowlists() {
         search.servers(&servers),
         [ServerUse {
             name: "web".into(),
-            tools: Some(web_tools.clone())
+            tools: Some(web_tools.clone()),
+            kind: ToolsetKind::Search,
         }],
         "a name-only reference inherits the server's :tools; unreferenced servers stay disconnected"
     );
@@ -258,6 +280,7 @@ fn servers_connected_and_allowlists() {
     let use_web = ServerUse {
         name: "web".into(),
         tools: Some(vec!["search".into()]),
+        kind: ToolsetKind::Search,
     };
     let listed = vec!["fetch".to_owned(), "search".to_owned(), "delete".to_owned()];
     assert_eq!(
@@ -267,6 +290,7 @@ fn servers_connected_and_allowlists() {
     let missing = ServerUse {
         name: "web".into(),
         tools: Some(vec!["gone".into()]),
+        kind: ToolsetKind::Search,
     };
     assert!(
         matches!(filter_listed(&missing, &listed), Err(Error::MissingTool { tool, .. }) if tool == "gone")
@@ -274,6 +298,7 @@ fn servers_connected_and_allowlists() {
     let catalog = ServerUse {
         name: "web".into(),
         tools: None,
+        kind: ToolsetKind::Search,
     };
     assert_eq!(filter_listed(&catalog, &listed).expect("all"), listed);
 }

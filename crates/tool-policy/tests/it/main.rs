@@ -2,6 +2,7 @@
 //! loop through every rule, plus access selection and property tests.
 
 mod access;
+mod kinds;
 mod properties;
 mod scripted;
 mod tool_loop;

@@ -2,11 +2,11 @@
 
 use std::collections::VecDeque;
 
-use serde_json::{Map, Value, json};
+use serde_json::json;
 use yetibot_tool_policy::{
-    BudgetGuidance, CallBudget, Catalog, Conversation, Execution, LoopFailure, LoopSettings,
-    ModelResponse, ModelTurn, Progress, Provenance, RequestContext, Selection, ToolCall,
-    ToolDefinition, ToolExecutor, ToolId, ToolSpec,
+    AccessState, Arguments, BudgetGuidance, CallBudget, Catalog, Conversation, Execution,
+    LoopFailure, LoopSettings, ModelResponse, ModelTurn, Progress, Provenance, RequestContext,
+    Selection, ToolCall, ToolDefinition, ToolExecutor, ToolId, ToolSpec,
 };
 
 /// The model's error in tests.
@@ -70,9 +70,15 @@ pub(crate) struct ScriptedExecutor {
     pub(crate) invalid: Vec<String>,
     /// Tools refused at execution time.
     pub(crate) forbidden: Vec<String>,
-    /// (call ID, tool, arguments) of every execution, in order.
-    pub(crate) executed: Vec<(String, ToolId, Map<String, Value>)>,
+    /// (call ID, tool, raw arguments) of every execution, in order.
+    pub(crate) executed: Vec<(String, ToolId, String)>,
+    /// Runs after each execution with its call ID and `forbidden`: a change to shared state
+    /// between one execution and the next.
+    pub(crate) after: Option<AfterHook>,
 }
+
+/// See [`ScriptedExecutor::after`].
+pub(crate) type AfterHook = Box<dyn FnMut(&str, &mut Vec<String>) + Send>;
 
 impl ScriptedExecutor {
     pub(crate) fn new() -> Self {
@@ -81,7 +87,16 @@ impl ScriptedExecutor {
             invalid: Vec::new(),
             forbidden: Vec::new(),
             executed: Vec::new(),
+            after: None,
         }
+    }
+
+    pub(crate) fn after(
+        mut self,
+        hook: impl FnMut(&str, &mut Vec<String>) + Send + 'static,
+    ) -> Self {
+        self.after = Some(Box::new(hook));
+        self
     }
 
     pub(crate) fn with(mut self, call_id: &str, execution: Execution) -> Self {
@@ -91,7 +106,7 @@ impl ScriptedExecutor {
 }
 
 impl ToolExecutor for ScriptedExecutor {
-    fn check(&self, tool: &ToolId, _arguments: &Map<String, Value>) -> bool {
+    fn check(&self, tool: &ToolId, _arguments: &Arguments) -> bool {
         !self.invalid.iter().any(|t| t == tool.name())
     }
 
@@ -99,14 +114,12 @@ impl ToolExecutor for ScriptedExecutor {
         !self.forbidden.iter().any(|t| t == tool.name())
     }
 
-    async fn execute(
-        &mut self,
-        call_id: &str,
-        tool: &ToolId,
-        arguments: &Map<String, Value>,
-    ) -> Execution {
+    async fn execute(&mut self, call_id: &str, tool: &ToolId, arguments: &Arguments) -> Execution {
         self.executed
-            .push((call_id.to_owned(), tool.clone(), arguments.clone()));
+            .push((call_id.to_owned(), tool.clone(), arguments.raw().to_owned()));
+        if let Some(hook) = &mut self.after {
+            hook(call_id, &mut self.forbidden);
+        }
         self.outcomes
             .iter()
             .find(|(id, _)| id == call_id)
@@ -157,10 +170,8 @@ pub(crate) fn answer(text: &str) -> Turn {
 
 pub(crate) fn request() -> RequestContext {
     RequestContext {
-        provenance: Provenance::Trusted {
-            adapter: yetibot_tool_policy::AdapterKind::Slack,
-            user_id: "U1".into(),
-        },
+        provenance: Provenance::trusted(yetibot_tool_policy::AdapterKind::Slack, "U1")
+            .expect("a nonblank ID"),
         provider: "local".into(),
         model: "m".into(),
     }
@@ -189,33 +200,67 @@ pub(crate) fn run_loop(
 pub(crate) fn run_with_catalog(
     catalog: &Catalog,
     turns: Vec<Turn>,
-    mut executor: ScriptedExecutor,
+    executor: ScriptedExecutor,
     budget: u8,
     secrets: &yetibot_redaction::Secrets,
     prompt: &str,
 ) -> Run {
+    let fixed = request();
+    let access = move || fixed.clone();
+    drive(
+        LoopSettings {
+            catalog,
+            budget: CallBudget::with_total(budget),
+            selection: Selection::Legacy,
+            access: &access,
+            secrets,
+            prompt,
+        },
+        turns,
+        executor,
+    )
+}
+
+/// Runs the standard catalog with a budget of 6 under `selection`, reading the request's
+/// context from `access` before each execution.
+pub(crate) fn run_scoped(
+    selection: Selection<'_>,
+    access: &dyn AccessState,
+    turns: Vec<Turn>,
+    executor: ScriptedExecutor,
+) -> Run {
+    let catalog = catalog();
+    let secrets = yetibot_redaction::Secrets::empty();
+    drive(
+        LoopSettings {
+            catalog: &catalog,
+            budget: CallBudget::with_total(6),
+            selection,
+            access,
+            secrets: &secrets,
+            prompt: "p",
+        },
+        turns,
+        executor,
+    )
+}
+
+fn drive(settings: LoopSettings<'_>, turns: Vec<Turn>, mut executor: ScriptedExecutor) -> Run {
     let mut model = ScriptedModel::new(turns);
     let mut conversation = Conversation::default();
-    let request = request();
     let mut progress = Vec::new();
-    let settings = LoopSettings {
-        catalog,
-        budget: CallBudget::with_total(budget),
-        selection: Selection::Legacy,
-        request: &request,
-        secrets,
-        prompt,
-    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("runtime");
-    let result = runtime.block_on(yetibot_tool_policy::run(
+    let future = yetibot_tool_policy::run(
         &mut model,
         &mut executor,
         &mut conversation,
         settings,
         |p: &Progress| progress.push(p.clone()),
-    ));
+    );
+    assert_send(&future);
+    let result = runtime.block_on(future);
     Run {
         result,
         model,
@@ -224,3 +269,6 @@ pub(crate) fn run_with_catalog(
         progress,
     }
 }
+
+/// The loop's future can move to another thread (a multi-threaded runtime's task).
+fn assert_send<T: Send>(_: &T) {}

@@ -1,11 +1,16 @@
 //! The loop's rules, one scripted scenario each.
 
+use std::sync::{Arc, Mutex};
+
 use serde_json::Value;
 use yetibot_redaction::Secrets;
 use yetibot_tool_policy::trace::{MAX_TRACE_BYTES, MAX_TRACE_ROWS, MAX_VIEW_BYTES, Reason};
-use yetibot_tool_policy::{Execution, Message, Outcome};
+use yetibot_tool_policy::{
+    Execution, KnownNames, Message, Outcome, PolicyConfig, Provenance, ProviderModelsConfig,
+    Selection, ServerRefConfig, ToolId, ToolPolicy, ToolsetConfig,
+};
 
-use crate::scripted::{ScriptedExecutor, Turn, answer, call, calls, run_loop};
+use crate::scripted::{ScriptedExecutor, Turn, answer, call, calls, request, run_loop, run_scoped};
 
 fn outcomes(entries: &[yetibot_tool_policy::LedgerEntry]) -> Vec<Outcome> {
     entries.iter().map(|e| e.outcome).collect()
@@ -252,6 +257,119 @@ fn an_identical_action_never_repeats() {
 }
 
 #[test]
+fn a_number_rewritten_as_1_0_or_1e0_repeats_the_action() {
+    // The check used to compare serde_json's text, so a model could repeat a paid call by
+    // respelling a number. Every spelling below is the value 1, in a later turn or later in
+    // the same batch.
+    for spelling in ["1.0", "1e0", "10E-1", "1.000"] {
+        let later = format!(r#"{{"page":{spelling},"q":"a"}}"#);
+        let run = run_loop(
+            vec![
+                calls(&[call("c1", "web__search", r#"{"q":"a","page":1}"#)]),
+                calls(&[call("c2", "web__search", &later)]),
+            ],
+            ScriptedExecutor::new(),
+            6,
+            &none(),
+            "p",
+        );
+        assert_eq!(failure(&run).reason, Reason::RepeatedAction, "{spelling}");
+        assert_eq!(run.executor.executed.len(), 1, "{spelling}");
+
+        let run = run_loop(
+            vec![calls(&[
+                call("c1", "web__search", r#"{"q":"a","page":1}"#),
+                call("c2", "web__search", &later),
+            ])],
+            ScriptedExecutor::new(),
+            6,
+            &none(),
+            "p",
+        );
+        assert_eq!(failure(&run).reason, Reason::RepeatedAction, "{spelling}");
+        assert!(run.executor.executed.is_empty(), "{spelling}");
+    }
+}
+
+#[test]
+fn zero_and_minus_zero_are_one_action() {
+    let run = run_loop(
+        vec![
+            calls(&[call("c1", "web__search", r#"{"offset":0}"#)]),
+            calls(&[call("c2", "web__search", r#"{"offset":-0}"#)]),
+        ],
+        ScriptedExecutor::new(),
+        6,
+        &none(),
+        "p",
+    );
+    assert_eq!(failure(&run).reason, Reason::RepeatedAction);
+    assert_eq!(run.executor.executed.len(), 1);
+    // A different number is a different action.
+    let run = run_loop(
+        vec![
+            calls(&[call("c1", "web__search", r#"{"offset":0}"#)]),
+            calls(&[call("c2", "web__search", r#"{"offset":0.5}"#)]),
+        ],
+        ScriptedExecutor::new(),
+        6,
+        &none(),
+        "p",
+    );
+    assert!(run.result.is_ok());
+    assert_eq!(run.executor.executed.len(), 2);
+}
+
+#[test]
+fn a_duplicate_argument_key_refuses_the_batch() {
+    // serde_json kept the last of two equal keys, so the check and the tool could read
+    // different values; now the call is malformed and nothing of its batch runs.
+    for duplicated in [
+        r#"{"q":"cats","q":"dogs"}"#,
+        r#"{"q":"cats","\u0071":"dogs"}"#,
+        r#"{"filter":{"a":1,"a":2}}"#,
+    ] {
+        let run = run_loop(
+            vec![calls(&[
+                call("c1", "web__search", r#"{"q":"first"}"#),
+                call("c2", "web__fetch", duplicated),
+            ])],
+            ScriptedExecutor::new(),
+            6,
+            &none(),
+            "p",
+        );
+        let trace = failure(&run);
+        assert_eq!(trace.reason, Reason::InvalidArguments, "{duplicated}");
+        assert_eq!(outcomes(&trace.calls), [Outcome::Refused, Outcome::Refused]);
+        assert!(run.executor.executed.is_empty(), "{duplicated}");
+    }
+}
+
+#[test]
+fn arguments_reach_the_tool_as_the_model_wrote_them() {
+    let raw = r#"{ "amount": 1.50, "id": 123456789012345678901234567890, "q": "\u0061" }"#;
+    let run = run_loop(
+        vec![
+            calls(&[call("c1", "web__search", raw), call("c2", "web__fetch", "")]),
+            answer("ok"),
+        ],
+        ScriptedExecutor::new(),
+        6,
+        &none(),
+        "p",
+    );
+    assert!(run.result.is_ok());
+    let sent: Vec<&str> = run
+        .executor
+        .executed
+        .iter()
+        .map(|(_, _, arguments)| arguments.as_str())
+        .collect();
+    assert_eq!(sent, [raw, "{}"], "exact text; no arguments read as {{}}");
+}
+
+#[test]
 fn a_batch_over_the_remaining_budget_runs_nothing() {
     let run = run_loop(
         vec![
@@ -420,6 +538,172 @@ fn authorization_is_rechecked_before_each_execution() {
         outcomes(&trace.calls),
         [Outcome::Success, Outcome::Refused, Outcome::Refused]
     );
+    assert_eq!(run.executor.executed.len(), 1);
+}
+
+#[test]
+fn a_tools_authorization_revoked_mid_request_refuses_its_next_call() {
+    // Within a batch: executing c1 revokes the fetch tool (say, the user lost admin status).
+    let revoke_fetch = |id: &str, forbidden: &mut Vec<String>| {
+        if id == "c1" {
+            forbidden.push("fetch".into());
+        }
+    };
+    let run = run_loop(
+        vec![calls(&[
+            call("c1", "web__search", "{}"),
+            call("c2", "web__fetch", "{}"),
+            call("c3", "yetibot__history", "{}"),
+        ])],
+        ScriptedExecutor::new().after(revoke_fetch),
+        6,
+        &none(),
+        "p",
+    );
+    let trace = failure(&run);
+    assert_eq!(trace.reason, Reason::Unauthorized);
+    assert_eq!(
+        outcomes(&trace.calls),
+        [Outcome::Success, Outcome::Refused, Outcome::Refused]
+    );
+    assert_eq!(trace.calls[1].tool, Some(ToolId::new("web", "fetch")));
+    assert_eq!(
+        (trace.used, trace.remaining),
+        (1, 5),
+        "refused calls cost nothing"
+    );
+    assert_eq!(run.executor.executed.len(), 1);
+    // Across turns: the catalog still offers fetch, but it no longer runs.
+    let run = run_loop(
+        vec![
+            calls(&[call("c1", "web__search", "{}")]),
+            calls(&[call("c2", "web__fetch", "{}")]),
+        ],
+        ScriptedExecutor::new().after(revoke_fetch),
+        6,
+        &none(),
+        "p",
+    );
+    assert_eq!(run.model.seen[1].0.len(), 3, "fetch was still offered");
+    let trace = failure(&run);
+    assert_eq!(trace.reason, Reason::Unauthorized);
+    assert_eq!(outcomes(&trace.calls), [Outcome::Success, Outcome::Refused]);
+    assert_eq!(run.executor.executed.len(), 1);
+}
+
+/// A search toolset for user U1 on Slack with provider `local` and model `m` only, or an
+/// unrestricted one.
+fn search_policy(restricted: bool) -> ToolPolicy {
+    let strings = |list: &[&str]| Some(list.iter().map(|s| (*s).to_owned()).collect());
+    let mut toolset = ToolsetConfig {
+        name: Some("search".into()),
+        kind: Some("search".into()),
+        servers: Some(vec![ServerRefConfig {
+            name: Some("web".into()),
+            tools: None,
+        }]),
+        ..ToolsetConfig::default()
+    };
+    if restricted {
+        toolset.users = strings(&["U1"]);
+        toolset.adapters = strings(&["slack"]);
+        toolset.providers = Some(vec![ProviderModelsConfig {
+            name: Some("local".into()),
+            models: strings(&["m"]),
+        }]);
+    }
+    let toolsets = [toolset];
+    let known = KnownNames {
+        servers: vec![("web", None)],
+        providers: vec!["local"],
+    };
+    let config = PolicyConfig {
+        toolsets: &toolsets,
+        default_toolset: None,
+        max_tool_calls: None,
+    };
+    ToolPolicy::from_config(&config, &known).expect("valid policy")
+}
+
+#[test]
+fn a_toolset_rule_broken_mid_request_is_caught_before_execution() {
+    // The recheck before each execution used to re-run the same immutable request, so it
+    // could never fail. Now it reads the caller's shared state: here the request's model is
+    // re-pinned to one the toolset does not allow while c1 runs, and c2 must not run.
+    let policy = search_policy(true);
+    let selection = Selection::choose(&policy, None).expect("toolset");
+    let state = Arc::new(Mutex::new(request()));
+    let reader = Arc::clone(&state);
+    let access = move || reader.lock().expect("state").clone();
+    let writer = Arc::clone(&state);
+    let executor = ScriptedExecutor::new().after(move |id, _| {
+        if id == "c1" {
+            writer.lock().expect("state").model = "m2".into();
+        }
+    });
+    let run = run_scoped(
+        selection,
+        &access,
+        vec![calls(&[
+            call("c1", "web__search", "{}"),
+            call("c2", "web__fetch", "{}"),
+        ])],
+        executor,
+    );
+    let trace = failure(&run);
+    assert_eq!(trace.reason, Reason::Unauthorized);
+    assert_eq!(outcomes(&trace.calls), [Outcome::Success, Outcome::Refused]);
+    assert_eq!(trace.requested, 2);
+    assert_eq!(run.executor.executed.len(), 1, "c2 never ran");
+    assert_eq!(
+        run.progress.last().map(|p| p.calls.len()),
+        Some(2),
+        "progress shows the refusal too"
+    );
+
+    // Without the change, the same toolset runs both calls.
+    let access = request;
+    let run = run_scoped(
+        Selection::choose(&policy, None).expect("toolset"),
+        &access,
+        vec![
+            calls(&[
+                call("c1", "web__search", "{}"),
+                call("c2", "web__fetch", "{}"),
+            ]),
+            answer("ok"),
+        ],
+        ScriptedExecutor::new(),
+    );
+    assert!(run.result.is_ok());
+    assert_eq!(run.executor.executed.len(), 2);
+}
+
+#[test]
+fn a_native_tool_is_refused_once_the_request_is_no_longer_trusted() {
+    // An unrestricted search toolset serves untrusted requests, but never with native tools.
+    let policy = search_policy(false);
+    let state = Arc::new(Mutex::new(request()));
+    let reader = Arc::clone(&state);
+    let access = move || reader.lock().expect("state").clone();
+    let writer = Arc::clone(&state);
+    let executor = ScriptedExecutor::new().after(move |id, _| {
+        if id == "c1" {
+            writer.lock().expect("state").provenance = Provenance::Untrusted;
+        }
+    });
+    let run = run_scoped(
+        Selection::choose(&policy, None).expect("toolset"),
+        &access,
+        vec![calls(&[
+            call("c1", "web__search", "{}"),
+            call("c2", "yetibot__history", "{}"),
+        ])],
+        executor,
+    );
+    let trace = failure(&run);
+    assert_eq!(trace.reason, Reason::Unauthorized);
+    assert_eq!(outcomes(&trace.calls), [Outcome::Success, Outcome::Refused]);
     assert_eq!(run.executor.executed.len(), 1);
 }
 

@@ -988,7 +988,26 @@ fn toolset_rules() {
                 "{at}.providers: is required on github-pr toolsets (exact providers and models)"
             ),
             &format!("{at}.base-branches: must list at least one branch"),
+            &format!(
+                "{at}.allowed-paths: must list at least one path prefix that pull requests may change"
+            ),
             &format!("{at}.write-server: is required on github-pr toolsets"),
+            &format!(
+                r#"{at}.servers: github-pr toolset "t" needs get_commit and get_file_contents for host-side snapshots, and none of its servers offers get_commit or get_file_contents"#
+            ),
+        ],
+    );
+    // A search toolset must not reach a GitHub or writer connection (here the recipe's
+    // writer, referenced next to the web server).
+    let with_writer = SPEC_TOOLSETS.replace("INTENT_ROUTER", "").replace(
+        r#":servers [{:name "web"}]"#,
+        r#":servers [{:name "web"} {:name "github-write"}]"#,
+    );
+    err(
+        &with_writer,
+        &[],
+        &[
+            r#"yetibot.ai.mcp.toolsets[0].servers[1].name: search toolset "search" must not reference server "github-write": it is the :write-server of github-pr toolset "github-pr", and a writer connection is used only by the host, never offered to the model"#,
         ],
     );
     err(
