@@ -50,6 +50,9 @@ pub struct KnownNames<'a> {
     pub servers: Vec<(&'a str, Option<&'a [String]>)>,
     /// Configured AI provider names.
     pub providers: Vec<&'a str>,
+    /// The configured MCP servers that have a `:github-api-token` (which makes a server a
+    /// GitHub connection, and which a `github-pr` toolset's snapshot server needs).
+    pub with_github_api_token: Vec<&'a str>,
 }
 
 /// One entry of `:yetibot :ai :mcp :toolsets`, exactly as configured.
@@ -220,24 +223,7 @@ pub struct ToolPolicy {
 }
 
 impl ToolPolicy {
-    /// Validates the toolset part of the `:mcp` map against the names defined elsewhere,
-    /// without knowing which servers have a `:github-api-token`: the rules that depend on it
-    /// (a token marks a GitHub connection; a `github-pr` toolset's `get_commit` server needs
-    /// one) are skipped. Prefer [`ToolPolicy::from_config_with_github_tokens`].
-    ///
-    /// # Errors
-    ///
-    /// Every problem found, each an [`Error::InvalidConfig`] with a path relative to the
-    /// `:mcp` map (`toolsets[1].servers[0].name`).
-    pub fn from_config(
-        config: &PolicyConfig<'_>,
-        known: &KnownNames<'_>,
-    ) -> Result<Self, Vec<Error>> {
-        Self::validate(config, known, None)
-    }
-
     /// Validates the toolset part of the `:mcp` map against the names defined elsewhere.
-    /// `with_github_api_token` names the servers configured with `:github-api-token`.
     ///
     /// Besides each toolset's own fields, the kind rules are checked across toolsets and
     /// servers (see the crate documentation): a writer connection is never referenced, a
@@ -251,19 +237,14 @@ impl ToolPolicy {
     /// Every problem found, each an [`Error::InvalidConfig`] with a path relative to the
     /// `:mcp` map (`toolsets[1].servers[0].name`). Reasons name toolsets, servers and tools,
     /// never a credential or any other value.
-    pub fn from_config_with_github_tokens(
+    pub fn from_config(
         config: &PolicyConfig<'_>,
         known: &KnownNames<'_>,
-        with_github_api_token: &[&str],
     ) -> Result<Self, Vec<Error>> {
-        Self::validate(config, known, Some(with_github_api_token))
+        Self::validate(config, known)
     }
 
-    fn validate(
-        config: &PolicyConfig<'_>,
-        known: &KnownNames<'_>,
-        tokens: Option<&[&str]>,
-    ) -> Result<Self, Vec<Error>> {
+    fn validate(config: &PolicyConfig<'_>, known: &KnownNames<'_>) -> Result<Self, Vec<Error>> {
         let mut problems = Vec::new();
         let max_tool_calls = match config.max_tool_calls {
             None => None,
@@ -280,7 +261,7 @@ impl ToolPolicy {
         };
         let mut toolsets = Vec::with_capacity(config.toolsets.len());
         let mut seen = HashSet::new();
-        let roles = Roles::of(config.toolsets, known, tokens);
+        let roles = Roles::of(config.toolsets, known);
         if config.toolsets.is_empty() {
             roles.check_legacy(&mut |field, reason| {
                 problems.push(Error::config(field, reason));
@@ -686,7 +667,6 @@ fn is_repository_name(repo: &str) -> bool {
 struct Roles<'a, 'k> {
     toolsets: &'a [ToolsetConfig],
     known: &'a KnownNames<'k>,
-    tokens: Option<&'a [&'a str]>,
     /// Server name to the first `github-pr` toolset naming it as `:write-server`.
     writers: HashMap<&'a str, usize>,
     /// Server name to the first GitHub toolset referencing it in `:servers`.
@@ -694,11 +674,7 @@ struct Roles<'a, 'k> {
 }
 
 impl<'a, 'k> Roles<'a, 'k> {
-    fn of(
-        toolsets: &'a [ToolsetConfig],
-        known: &'a KnownNames<'k>,
-        tokens: Option<&'a [&'a str]>,
-    ) -> Self {
+    fn of(toolsets: &'a [ToolsetConfig], known: &'a KnownNames<'k>) -> Self {
         let mut writers = HashMap::new();
         let mut github_readers = HashMap::new();
         for (index, raw) in toolsets.iter().enumerate() {
@@ -719,7 +695,6 @@ impl<'a, 'k> Roles<'a, 'k> {
         Self {
             toolsets,
             known,
-            tokens,
             writers,
             github_readers,
         }
@@ -734,13 +709,13 @@ impl<'a, 'k> Roles<'a, 'k> {
             .map(|(_, tools)| *tools)
     }
 
-    fn has_token(&self, name: &str) -> Option<bool> {
-        self.tokens.map(|tokens| tokens.contains(&name))
+    fn has_token(&self, name: &str) -> bool {
+        self.known.with_github_api_token.contains(&name)
     }
 
     /// Why the server's own configuration makes it a GitHub connection, if it does.
     fn own_github_mark(&self, name: &str) -> Option<String> {
-        if self.has_token(name) == Some(true) {
+        if self.has_token(name) {
             return Some("it has a :github-api-token".to_owned());
         }
         let tools = self.server(name).flatten().unwrap_or_default();
@@ -911,7 +886,7 @@ impl<'a, 'k> Roles<'a, 'k> {
                 Some(list) => list.iter().any(|t| t == "get_commit"),
                 None => !explicit,
             };
-            if candidate && self.has_token(name) == Some(false) {
+            if candidate && !self.has_token(name) {
                 fail(
                     &format!("servers[{j}].name"),
                     &format!(

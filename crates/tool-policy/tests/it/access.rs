@@ -58,6 +58,7 @@ fn policy() -> ToolPolicy {
             ("other", None),
         ],
         providers: vec!["local"],
+        with_github_api_token: Vec::new(),
     };
     let config = PolicyConfig {
         toolsets: &toolsets,

@@ -81,7 +81,7 @@ const TOKENS: &[&str] = &["github-read", "tokened"];
 
 /// Validates `toolsets` against [`servers`], with or without the token facts, and returns
 /// the problems as `path: reason` lines.
-fn problems_with(toolsets: &[ToolsetConfig], tokens: Option<&[&str]>) -> Vec<String> {
+fn problems_with(toolsets: &[ToolsetConfig], tokens: &[&'static str]) -> Vec<String> {
     let servers = servers();
     let known = KnownNames {
         servers: servers
@@ -89,24 +89,21 @@ fn problems_with(toolsets: &[ToolsetConfig], tokens: Option<&[&str]>) -> Vec<Str
             .map(|(name, tools)| (*name, tools.as_deref()))
             .collect(),
         providers: vec!["local"],
+        with_github_api_token: tokens.to_vec(),
     };
     let config = PolicyConfig {
         toolsets,
         default_toolset: None,
         max_tool_calls: None,
     };
-    let result = match tokens {
-        Some(tokens) => ToolPolicy::from_config_with_github_tokens(&config, &known, tokens),
-        None => ToolPolicy::from_config(&config, &known),
-    };
-    match result {
+    match ToolPolicy::from_config(&config, &known) {
         Ok(_) => Vec::new(),
         Err(problems) => problems.iter().map(ToString::to_string).collect(),
     }
 }
 
 fn check(toolsets: &[ToolsetConfig], expect: &[&str]) {
-    assert_eq!(problems_with(toolsets, Some(TOKENS)), expect);
+    assert_eq!(problems_with(toolsets, TOKENS), expect);
 }
 
 /// The specification's three toolsets.
@@ -121,7 +118,6 @@ fn recipe() -> Vec<ToolsetConfig> {
 #[test]
 fn the_specification_recipe_is_valid() {
     check(&recipe(), &[]);
-    assert!(problems_with(&recipe(), None).is_empty());
 }
 
 #[test]
@@ -258,14 +254,6 @@ fn a_github_pr_toolset_needs_snapshots_a_token_a_writer_and_its_fields() {
         &[github_pr("pr", vec![to("tokened", None)], "github-write")],
         &[],
     );
-    // Without the token facts that rule cannot be checked, and is skipped.
-    assert!(
-        problems_with(
-            &[github_pr("pr", vec![to("open", None)], "github-write")],
-            None
-        )
-        .is_empty()
-    );
     // The writer must offer the fixed write subset.
     check(
         &[github_pr("pr", vec![to("github-read", None)], "web")],
@@ -302,7 +290,7 @@ fn a_github_pr_toolset_needs_snapshots_a_token_a_writer_and_its_fields() {
 fn flat_configuration_refuses_github_connections() {
     // With no toolsets every server is offered to everyone who can run ai.
     assert_eq!(
-        problems_with(&[], Some(TOKENS)),
+        problems_with(&[], TOKENS),
         [
             r#"toolsets: none are configured, so every server is offered to everyone who can run ai, but server "github-read" is a GitHub connection (it has a :github-api-token); add a github-read or github-pr toolset that references it"#,
             r#"toolsets: none are configured, so every server is offered to everyone who can run ai, but server "github-write" is a GitHub connection (its :tools lists the GitHub tool "create_branch"); add a github-read or github-pr toolset that references it"#,
@@ -318,7 +306,7 @@ fn problems_never_carry_a_value_beyond_names() {
     let mut toolsets = recipe();
     toolsets[0] = search("search", vec![to("github-write", None)]);
     toolsets[2].servers = Some(vec![to("open", None)]);
-    for problem in problems_with(&toolsets, Some(TOKENS)) {
+    for problem in problems_with(&toolsets, TOKENS) {
         for value in ["o/r", "src/", "yetibot/ai-", "U1", "main"] {
             assert!(!problem.contains(value), "{value} in {problem}");
         }
@@ -334,6 +322,7 @@ fn discovery_is_narrowed_by_the_toolset_kind() {
             .map(|(name, tools)| (*name, tools.as_deref()))
             .collect(),
         providers: vec!["local"],
+        with_github_api_token: TOKENS.to_vec(),
     };
     let config = PolicyConfig {
         toolsets: &[
@@ -343,8 +332,7 @@ fn discovery_is_narrowed_by_the_toolset_kind() {
         default_toolset: None,
         max_tool_calls: None,
     };
-    let policy =
-        ToolPolicy::from_config_with_github_tokens(&config, &known, TOKENS).expect("valid policy");
+    let policy = ToolPolicy::from_config(&config, &known).expect("valid policy");
     let listed: Vec<String> = [
         "lookup",
         "get_commit",

@@ -616,6 +616,7 @@ fn search_policy(restricted: bool) -> ToolPolicy {
     let known = KnownNames {
         servers: vec![("web", None)],
         providers: vec!["local"],
+        with_github_api_token: Vec::new(),
     };
     let config = PolicyConfig {
         toolsets: &toolsets,

@@ -90,6 +90,13 @@ pub(super) fn validate(
             .iter()
             .filter_map(|p| p.name.as_deref())
             .collect(),
+        with_github_api_token: ai
+            .mcp
+            .servers
+            .iter()
+            .filter(|s| s.github_api_token.is_some())
+            .filter_map(|s| s.name.as_deref())
+            .collect(),
     };
     let policy_config = PolicyConfig {
         toolsets: &ai.mcp.toolsets,
@@ -106,11 +113,12 @@ pub(super) fn validate(
             .toolsets
             .iter()
             .find(|t| t.name.as_deref() == Some(name))?;
-        match raw.kind.as_deref() {
-            Some("github-pr") => Some(ToolsetKind::GithubPr),
-            Some("github-read") => Some(ToolsetKind::GithubRead),
-            _ => Some(ToolsetKind::Search),
-        }
+        Some(
+            raw.kind
+                .as_deref()
+                .and_then(ToolsetKind::parse)
+                .unwrap_or(ToolsetKind::Search),
+        )
     };
     let intent_router = match &ai.intent_router {
         None => Some(None),

@@ -1436,3 +1436,27 @@ mod properties {
         }
     }
 }
+
+/// The binary tells the policy which servers carry a `:github-api-token`, so a search
+/// toolset that references one is refused: it would expose a GitHub connection to everyone.
+#[test]
+fn search_toolset_referencing_a_tokened_server_is_refused() {
+    let edn = ai(
+        r#"{:providers [{:name "local" :url "http://localhost:1/v1"}]
+            :mcp {:servers [{:name "gh" :url "https://a.example/mcp" :github-api-token "ghp_0123456789abcdef"}]
+                  :toolsets [{:name "t" :kind "search" :servers [{:name "gh"}]}]}}"#,
+    );
+    let file = Some((Path::new("test.edn"), edn.as_str()));
+    let Err(invalid) = load(file, &vars(&[])) else {
+        panic!("a search toolset over a tokened server must be refused");
+    };
+    let problems: Vec<String> = invalid.problems.iter().map(ToString::to_string).collect();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.starts_with("yetibot.ai.mcp.toolsets[0].servers[0]")
+                && p.contains("github-api-token")),
+        "{problems:?}"
+    );
+    assert!(problems.iter().all(|p| !p.contains("ghp_0123456789abcdef")));
+}
