@@ -3,7 +3,10 @@
 //!
 //! `responses_stream` reads a long Responses stream (about 5 MB of text deltas) end to end:
 //! HTTP on 127.0.0.1, SSE framing under the crate's bounds, JSON decoding and typed events;
-//! its throughput is in wire bytes. `chat_stream` compares one streamed Chat Completions
+//! its throughput is in wire bytes. The CPU report before the divan table puts it beside two
+//! references measured in the same run on the same bytes: `serde_json` decoding every event
+//! payload into a `Value` (the cost of the JSON alone), and a bare hyper-util client
+//! draining the same HTTP body without looking at it (the cost of the transport alone). `chat_stream` compares one streamed Chat Completions
 //! answer of 2,000 chunks read by this crate and by `async-openai` (reqwest) from the same
 //! fixture. The fixture runs on its own runtime thread; the client side runs on a
 //! current-thread runtime in the benchmark thread, so the time measured is the client's.
@@ -75,7 +78,10 @@ fn cpu_report() {
     let mut theirs_run = || {
         runtime.block_on(read_openai_stream(&theirs, &request));
     };
+    let drain_client = drain_client();
+    let drain_url: http::Uri = SETUP.fixture.url("/v1/responses").parse().expect("uri");
     let (mut a, mut b, mut r) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut json, mut floor) = (Vec::new(), Vec::new());
     for round in 0..ROUNDS + 5 {
         let (x, y) = if round % 2 == 0 {
             let x = time(&mut ours_run);
@@ -89,13 +95,24 @@ fn cpu_report() {
                 .block_on(ours.turn(&responses, &responses_request, &mut |_| {}))
                 .expect("turn");
         });
+        let j = time(&mut || {
+            for payload in &SETUP.responses_payloads {
+                let value: serde_json::Value = serde_json::from_str(payload).expect("json");
+                divan::black_box(value);
+            }
+        });
+        let f = time(&mut || {
+            runtime.block_on(drain(&drain_client, drain_url.clone()));
+        });
         // The first rounds warm up the pools and caches.
         if round >= 5
-            && let (Some(x), Some(y), Some(z)) = (x, y, z)
+            && let (Some(x), Some(y), Some(z), Some(j), Some(f)) = (x, y, z, j, f)
         {
             a.push(x);
             b.push(y);
             r.push(z);
+            json.push(j);
+            floor.push(f);
         }
     }
     let mut out = std::io::stdout().lock();
@@ -103,13 +120,22 @@ fn cpu_report() {
         writeln!(out, "thread CPU time is not available on this platform")
     } else {
         let (a, b, r) = (median(a), median(b), median(r));
+        let (j, f) = (median(json), median(floor));
+        let rate = |us: f64| SETUP.responses_bytes as f64 / us;
         writeln!(
             out,
             "median client CPU per streamed chat answer ({CHAT_CHUNKS} chunks): \
-             yetibot-ai-providers {a:.0} us, async-openai {b:.0} us\n\
-             Responses stream decode: {:.1} MB per CPU second ({r:.0} us CPU for {} bytes)",
-            SETUP.responses_bytes as f64 / r,
-            SETUP.responses_bytes
+             yetibot-ai-providers {a:.0} us, async-openai {b:.0} us ({:.2}x)\n\
+             Responses stream of {} bytes, MB per CPU second: yetibot-ai-providers {:.1}; \
+             serde_json::Value over the payloads {:.1} (ratio {:.2}); \
+             hyper body drain {:.1} (ratio {:.2})",
+            b / a,
+            SETUP.responses_bytes,
+            rate(r),
+            rate(j),
+            rate(r) / rate(j),
+            rate(f),
+            rate(r) / rate(f),
         )
     };
 }
@@ -160,6 +186,33 @@ struct Setup {
     server: Runtime,
     fixture: Fixture,
     responses_bytes: u64,
+    responses_payloads: Vec<String>,
+}
+
+type DrainClient = hyper_util::client::legacy::Client<
+    hyper_util::client::legacy::connect::HttpConnector,
+    http_body_util::Full<bytes::Bytes>,
+>;
+
+/// A bare pooled hyper-util client, as the crate's transport uses, without TLS.
+fn drain_client() -> DrainClient {
+    hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build_http()
+}
+
+/// Posts to `uri` and reads the body to its end without looking at it.
+async fn drain(client: &DrainClient, uri: http::Uri) -> usize {
+    use http_body_util::BodyExt;
+    let request = http::Request::post(uri)
+        .body(http_body_util::Full::new(bytes::Bytes::from_static(b"{}")))
+        .expect("request");
+    let mut body = client.request(request).await.expect("response").into_body();
+    let mut total = 0;
+    while let Some(frame) = body.frame().await {
+        if let Ok(data) = frame.expect("frame").into_data() {
+            total += data.len();
+        }
+    }
+    total
 }
 
 static SETUP: LazyLock<Setup> = LazyLock::new(|| {
@@ -187,11 +240,12 @@ static SETUP: LazyLock<Setup> = LazyLock::new(|| {
         .chain([r#"{"type":"response.completed","response":{"status":"completed","output":[],"usage":{"input_tokens":1,"output_tokens":2}}}"#.to_owned()])
         .collect();
     let responses_bytes = responses.iter().map(|e| e.len() as u64 + 8).sum();
-    fixture.route("/v1/responses", Reply::sse_events(responses));
+    fixture.route("/v1/responses", Reply::sse_events(&responses));
     Setup {
         server,
         fixture,
         responses_bytes,
+        responses_payloads: responses,
     }
 });
 

@@ -202,7 +202,11 @@ async fn cloudflare(
             }
             Some(_) => {}
         }
-        entries.extend(records.iter().filter_map(|r| project(r, bearer)));
+        entries.extend(
+            records
+                .iter()
+                .filter_map(|r| project(r, client.secrets(), bearer)),
+        );
         page += 1;
         if page > CLOUDFLARE_MAX_PAGES {
             break;
@@ -223,8 +227,29 @@ const LIMIT_PROPERTIES: &[&str] = &[
     "max_batch_prefill_tokens",
 ];
 
+/// Optional fields of a projected record, in the order they are given up when the record is
+/// still over [`MAX_RECORD_BYTES`] after every string has been cut to its bound: the bulky
+/// parts first, then the small ones. `id` (at most [`MAX_MODEL_ID_BYTES`]) always stays.
+const DROP_ORDER: &[&str] = &[
+    "schema",
+    "properties",
+    "tags",
+    "description",
+    "limits",
+    "source",
+    "created-at",
+    "uuid",
+    "task",
+    "task-id",
+    "function-calling",
+];
+
 /// Projects one Workers AI catalog record into its bounded form.
-fn project(record: &Value, bearer: Option<&yetibot_redaction::Secret>) -> Option<ModelInfo> {
+fn project(
+    record: &Value,
+    secrets: &yetibot_redaction::Secrets,
+    bearer: Option<&yetibot_redaction::Secret>,
+) -> Option<ModelInfo> {
     let id = record.get("name")?.as_str()?.to_owned();
     let mut out = Map::new();
     out.insert("id".into(), json!(id));
@@ -288,21 +313,23 @@ fn project(record: &Value, bearer: Option<&yetibot_redaction::Secret>) -> Option
     }
     let mut truncated = false;
     let mut value = Value::Object(out);
-    // Credentials are masked before anything is cut, so a cut can never expose a fragment.
-    if let Some(secret) = bearer
-        .map(yetibot_redaction::Secret::expose)
-        .filter(|s| !s.is_empty())
-    {
-        redact(&mut value, secret);
-    }
+    // Credentials are masked before anything is cut, so a cut can never expose a fragment:
+    // every configured credential, and this request's key (which may come from a key file
+    // and so be in no configured set).
+    redact_record(
+        &mut value,
+        secrets,
+        bearer.map(yetibot_redaction::Secret::expose),
+    );
     let mut value = bound(&value, 0, &mut truncated);
-    for drop in ["schema", "properties", "tags", "description"] {
+    // Cut strings can still add up (and escaping can make a 2,000-character string several
+    // times longer in JSON), so the serialized size is what decides.
+    for drop in DROP_ORDER {
         if serde_json::to_vec(&value).map_or(0, |b| b.len()) <= MAX_RECORD_BYTES {
             break;
         }
         if let Some(map) = value.as_object_mut() {
-            map.remove(drop);
-            truncated = true;
+            truncated |= map.remove(*drop).is_some();
         }
     }
     if truncated && let Some(map) = value.as_object_mut() {
@@ -359,13 +386,37 @@ fn schema_summary(schema: &Value) -> Value {
     json!({ "input": names("input"), "output": names("output") })
 }
 
-fn redact(value: &mut Value, secret: &str) {
-    match value {
-        Value::String(s) if s.contains(secret) => {
-            *s = s.replace(secret, yetibot_redaction::REDACTED)
+/// Redacts credentials from every string and key of a record. Keys are rewritten too: a
+/// record is data for display, not a schema whose names matter.
+fn redact_record(value: &mut Value, secrets: &yetibot_redaction::Secrets, bearer: Option<&str>) {
+    let clean = |text: &str| -> Option<String> {
+        let mut out = secrets.redact_text(text);
+        if let Some(secret) = bearer.filter(|s| !s.is_empty())
+            && out.contains(secret)
+        {
+            out = out.replace(secret, yetibot_redaction::REDACTED).into();
         }
-        Value::Array(items) => items.iter_mut().for_each(|v| redact(v, secret)),
-        Value::Object(map) => map.values_mut().for_each(|v| redact(v, secret)),
+        match out {
+            std::borrow::Cow::Borrowed(_) => None,
+            std::borrow::Cow::Owned(changed) => Some(changed),
+        }
+    };
+    match value {
+        Value::String(s) => {
+            if let Some(changed) = clean(s) {
+                *s = changed;
+            }
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|v| redact_record(v, secrets, bearer)),
+        Value::Object(map) => {
+            let entries = std::mem::take(map);
+            for (key, mut item) in entries {
+                redact_record(&mut item, secrets, bearer);
+                map.insert(clean(&key).unwrap_or(key), item);
+            }
+        }
         _ => {}
     }
 }

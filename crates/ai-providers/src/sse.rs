@@ -123,8 +123,15 @@ impl Parser {
             self.name = std::mem::take(&mut self.ready_name).into_bytes();
             self.name.clear();
         }
-        let chunk = self.chunk.clone();
-        let bytes = &chunk[..];
+        // The chunk is moved out while its lines are interpreted (which needs `&mut self`)
+        // and put back before returning; moving a `Bytes` costs nothing, cloning one does.
+        let chunk = std::mem::take(&mut self.chunk);
+        let result = self.advance_in(&chunk);
+        self.chunk = chunk;
+        result
+    }
+
+    fn advance_in(&mut self, bytes: &[u8]) -> std::result::Result<bool, Fault> {
         if self.after_cr && self.pos < bytes.len() {
             self.after_cr = false;
             if bytes[self.pos] == b'\n' {
@@ -265,8 +272,6 @@ pub(crate) struct Events {
     /// One timer for the whole stream, moved forward only when it fires early: touching the
     /// timer wheel for every read would cost more than parsing small events.
     deadline: Pin<Box<Sleep>>,
-    /// When the current wait began.
-    last_read: Instant,
     total: usize,
     max_event_chars: usize,
     max_turn_bytes: usize,
@@ -279,7 +284,6 @@ impl Events {
             parser: Parser::new(options.max_event_chars),
             read_timeout: options.read_timeout,
             deadline: Box::pin(tokio::time::sleep(options.read_timeout)),
-            last_read: Instant::now(),
             total: 0,
             max_event_chars: options.max_event_chars,
             max_turn_bytes: options.max_turn_bytes,
@@ -328,8 +332,10 @@ impl Events {
 
     /// The next data chunk of the body within the read deadline, `None` at its end.
     async fn read(&mut self, provider: &Provider) -> Result<Option<Bytes>> {
-        // The deadline measures this wait only, not the caller's time between events.
-        self.last_read = Instant::now();
+        // The deadline measures this wait only, not the caller's time between events. The
+        // wait starts when the body first has nothing ready; a chunk that is already there
+        // needs no clock reading.
+        let mut waiting_since: Option<Instant> = None;
         loop {
             let Some(body) = self.body.as_mut() else {
                 return Ok(None);
@@ -338,8 +344,9 @@ impl Events {
                 if let Poll::Ready(frame) = Pin::new(&mut *body).poll_frame(cx) {
                     return Poll::Ready(Ok(frame));
                 }
+                let since = *waiting_since.get_or_insert_with(Instant::now);
                 while self.deadline.as_mut().poll(cx).is_ready() {
-                    let due = self.last_read + self.read_timeout;
+                    let due = since + self.read_timeout;
                     if Instant::now() >= due {
                         return Poll::Ready(Err(()));
                     }

@@ -16,7 +16,7 @@ use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
-use yetibot_redaction::Secret;
+use yetibot_redaction::{Secret, Secrets};
 
 use crate::config::Provider;
 use crate::error::{Error, Result, TIMEOUT_CONNECT};
@@ -66,6 +66,7 @@ impl Default for ClientOptions {
 pub struct Client {
     http: HyperClient<HttpsConnector<HttpConnector>, Full<Bytes>>,
     options: ClientOptions,
+    secrets: Secrets,
 }
 
 impl std::fmt::Debug for Client {
@@ -98,7 +99,26 @@ impl Client {
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(Duration::from_secs(90))
             .build(https);
-        Ok(Self { http, options })
+        Ok(Self {
+            http,
+            options,
+            secrets: Secrets::empty(),
+        })
+    }
+
+    /// The same client (sharing its pool) that also redacts these credentials, normally
+    /// every credential of the configuration, from the provider text it passes on as data:
+    /// model catalog records. A request's own key is always redacted as well.
+    #[must_use]
+    pub fn with_secrets(mut self, secrets: Secrets) -> Self {
+        self.secrets = secrets;
+        self
+    }
+
+    /// The credentials this client redacts (see [`Client::with_secrets`]).
+    #[must_use]
+    pub fn secrets(&self) -> &Secrets {
+        &self.secrets
     }
 
     /// The options this client was built with.

@@ -88,7 +88,7 @@ async fn serve(config: Config) -> ExitCode {
     };
     let client =
         match yetibot_ai_providers::Client::new(yetibot_ai_providers::ClientOptions::default()) {
-            Ok(client) => client,
+            Ok(client) => client.with_secrets(config.secrets.clone()),
             Err(error) => {
                 tracing::error!("cannot build the HTTP client: {}", error.user_message());
                 return ExitCode::FAILURE;

@@ -201,6 +201,71 @@ async fn cloudflare_records_are_projected_and_bounded() {
     assert!(serde_json::to_vec(&long).expect("json").len() <= 8000);
 }
 
+/// Several fields of 2,000 characters each (and characters that JSON escapes to six bytes)
+/// used to survive the cut, leaving records far over the 8,000-byte cap.
+#[tokio::test]
+async fn cloudflare_record_over_8000_bytes_is_cut_to_the_bound() {
+    let fixture = Fixture::start().await.expect("fixture");
+    let long = |c: char| c.to_string().repeat(2000);
+    let records = json!([{
+        "name": "@cf/wide",
+        "id": long('u'),
+        "source": long('\u{1}'),
+        "created_at": long('c'),
+        "task": {"id": long('t'), "name": long('n')},
+        "description": long('d'),
+        "tags": [long('g')],
+    }]);
+    fixture.route(
+        "/search",
+        Reply::json(
+            json!({"success": true, "result": records,
+                "result_info": {"page": 1, "per_page": 100, "count": 1, "total_count": 1}})
+            .to_string(),
+        ),
+    );
+    let list = client()
+        .list_models(&cloudflare(&fixture))
+        .await
+        .expect("list");
+    let record = list.models[0].record.clone().expect("record");
+    let size = serde_json::to_vec(&record).expect("json").len();
+    assert!(size <= 8000, "{size} bytes");
+    assert_eq!(record["metadata-truncated"], true);
+    assert_eq!(record["id"], "@cf/wide");
+}
+
+/// Only the listing provider's own key used to be masked in its catalog records; every
+/// configured credential must be.
+#[tokio::test]
+async fn cloudflare_records_redact_every_configured_credential() {
+    let fixture = Fixture::start().await.expect("fixture");
+    let other = "sk-other-provider-0123456789";
+    let records = json!([{
+        "name": "@cf/leaky",
+        "description": format!("try {other} or {}", crate::support::KEY),
+        "properties": [{"property_id": format!("note-{other}"), "value": other}],
+    }]);
+    fixture.route(
+        "/search",
+        Reply::json(
+            json!({"success": true, "result": records,
+                "result_info": {"page": 1, "per_page": 100, "count": 1, "total_count": 1}})
+            .to_string(),
+        ),
+    );
+    let secrets = yetibot_redaction::Secrets::new([other]).expect("secrets");
+    let list = client()
+        .with_secrets(secrets)
+        .list_models(&cloudflare(&fixture))
+        .await
+        .expect("list");
+    let text = serde_json::to_string(&list.models[0].record).expect("json");
+    assert!(!text.contains(other), "{text}");
+    assert!(!text.contains(crate::support::KEY), "{text}");
+    assert!(text.contains("[redacted]"), "{text}");
+}
+
 #[tokio::test]
 async fn one_failing_provider_does_not_hide_the_others() {
     let good = Fixture::start().await.expect("fixture");
