@@ -74,8 +74,11 @@ pub(crate) struct Index {
 
 impl Index {
     /// Replaces the keys of `provider`, `old` of them, with `new` (sorted, provider bits
-    /// zero). Costs one pass over the index.
+    /// zero). Costs one pass over the index, none when the provider had and gets no keys.
     pub(crate) fn replace(&mut self, layout: Layout, provider: usize, old: usize, new: &[u64]) {
+        if old == 0 && new.is_empty() {
+            return;
+        }
         let mine = layout.key(0, provider, 0);
         let len = (self.keys.len().saturating_sub(old)).saturating_add(new.len());
         let mut keys = Vec::with_capacity(len);
