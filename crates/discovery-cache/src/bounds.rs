@@ -29,18 +29,26 @@ impl Bounds {
     /// Whether a catalog of these IDs fits every per-provider bound.
     #[must_use]
     pub fn admits<'a>(&self, ids: impl IntoIterator<Item = &'a str>) -> bool {
-        let (mut count, mut bytes) = (0usize, 0usize);
-        for id in ids {
-            count += 1;
-            bytes += id.len();
-            if id.len() > self.id_bytes
-                || count > self.ids_per_provider
-                || bytes > self.catalog_bytes
-            {
-                return false;
-            }
-        }
-        true
+        let mut tally = Tally::default();
+        ids.into_iter().all(|id| tally.admit(self, id.len()))
+    }
+}
+
+/// A running count of the IDs and bytes kept from one listing.
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    count: usize,
+    bytes: usize,
+}
+
+impl Tally {
+    /// Counts one more ID of `len` bytes; whether everything counted so far fits `bounds`.
+    pub(crate) fn admit(&mut self, bounds: &Bounds, len: usize) -> bool {
+        self.count = self.count.saturating_add(1);
+        self.bytes = self.bytes.saturating_add(len);
+        len <= bounds.id_bytes
+            && self.count <= bounds.ids_per_provider
+            && self.bytes <= bounds.catalog_bytes
     }
 }
 

@@ -9,7 +9,7 @@ use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use tokio::time::{Instant, MissedTickBehavior};
 
-use crate::cache::DiscoveryCache;
+use crate::cache::{DiscoveryCache, Observation};
 
 /// How often due providers are refreshed.
 pub const REFRESH_EVERY: Duration = Duration::from_secs(30);
@@ -31,11 +31,12 @@ pub fn next_delay(failures: u32) -> Duration {
 
 /// Lists one provider's model IDs. Implementations resolve the provider's credential inside
 /// the call, use only its configured listing endpoint, never send prompts, never follow
-/// redirects and never retry; a failure is just `Err(())` because the cache keeps no
-/// details.
+/// redirects and never retry. A failure is just [`Observation::Failed`] because the cache
+/// keeps no details; a listing that had to leave IDs out (a bound, a page cap) must say so
+/// with [`Observation::Incomplete`] rather than pass the rest off as the whole catalog.
 pub trait Lister {
     /// Lists `provider`'s advertised model IDs.
-    fn list(&self, provider: &str) -> impl Future<Output = Result<Vec<String>, ()>> + Send;
+    fn list(&self, provider: &str) -> impl Future<Output = Observation> + Send;
 }
 
 /// Fills a [`DiscoveryCache`] until stopped. Nothing runs until [`Refresher::run`] is

@@ -7,7 +7,7 @@ use std::hash::{Hash, Hasher};
 use std::sync::Mutex;
 
 use yetibot_ai_providers::{Client, Credential, ProviderSet};
-use yetibot_discovery_cache::{Lister, ProviderListing};
+use yetibot_discovery_cache::{Lister, Observation, ProviderListing};
 
 /// One listing per configured provider. The fingerprint changes whenever something that
 /// changes the listing's answer changes (base URL, listing endpoint, where the credential
@@ -38,7 +38,8 @@ pub fn listings(providers: &ProviderSet) -> Vec<ProviderListing> {
 }
 
 /// Lists a provider's model IDs with its own configured endpoint and credential, resolved
-/// inside the request. Failures carry no detail: the cache only records that one happened.
+/// inside the request. Failures carry no detail: the cache only records that one happened. A
+/// list that dropped IDs at a bound is reported incomplete, never as the whole catalog.
 #[derive(Debug)]
 pub struct ProviderLister {
     client: Client,
@@ -61,8 +62,10 @@ impl ProviderLister {
 }
 
 impl Lister for ProviderLister {
-    async fn list(&self, provider: &str) -> Result<Vec<String>, ()> {
-        let provider = self.providers.get(provider).ok_or(())?;
+    async fn list(&self, provider: &str) -> Observation {
+        let Some(provider) = self.providers.get(provider) else {
+            return Observation::Failed;
+        };
         let result = self.client.list_models(provider).await;
         let outcome = result.as_ref().ok().map(|list| list.ids().count());
         let changed = {
@@ -81,7 +84,11 @@ impl Lister for ProviderLister {
                         list.ids().count()
                     );
                 }
-                Ok(list.ids().map(str::to_owned).collect())
+                if list.truncated {
+                    Observation::Incomplete
+                } else {
+                    Observation::Complete(list.ids().map(str::to_owned).collect())
+                }
             }
             Err(error) => {
                 if changed {
@@ -92,7 +99,7 @@ impl Lister for ProviderLister {
                         error.user_message()
                     );
                 }
-                Err(())
+                Observation::Failed
             }
         }
     }

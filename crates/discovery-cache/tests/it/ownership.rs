@@ -3,7 +3,9 @@
 use std::time::Duration;
 
 use tokio::time::Instant;
-use yetibot_discovery_cache::{Bounds, DiscoveryCache, Ownership, ProviderListing, Uncertainty};
+use yetibot_discovery_cache::{
+    Bounds, DiscoveryCache, Observation, Ownership, ProviderListing, Status, Uncertainty,
+};
 
 fn listing(name: &str) -> ProviderListing {
     ProviderListing {
@@ -19,8 +21,8 @@ fn cache(names: &[&str]) -> (DiscoveryCache, u64) {
     (cache, generation)
 }
 
-fn ids(list: &[&str]) -> Result<Vec<String>, ()> {
-    Ok(list.iter().map(|s| (*s).to_owned()).collect())
+fn ids(list: &[&str]) -> Observation {
+    Observation::Complete(list.iter().map(|s| (*s).to_owned()).collect())
 }
 
 fn check(cache: &DiscoveryCache, model: &str, now: Instant, expect: Ownership) {
@@ -62,10 +64,10 @@ fn every_provider_must_be_fresh_and_complete() {
     check(&c, "m", now, Ownership::Uncertain(Uncertainty::ColdStart));
     c.record(g, "a", ids(&["m"]), now);
     check(&c, "m", now, Ownership::Uncertain(Uncertainty::ColdStart));
-    c.record(g, "b", Err(()), now);
+    c.record(g, "b", Observation::Failed, now);
     check(&c, "m", now, Ownership::Uncertain(Uncertainty::Failed));
     let big: Vec<String> = (0..8_193).map(|i| format!("m{i}")).collect();
-    c.record(g, "b", Ok(big), now);
+    c.record(g, "b", Observation::Complete(big), now);
     check(&c, "m", now, Ownership::Uncertain(Uncertainty::OverLimit));
     c.record(g, "b", ids(&["x"]), now);
     check(&c, "m", now, Ownership::Unique("a".into()));
@@ -141,13 +143,63 @@ fn catalog_bounds_make_a_provider_over_limit() {
     let now = Instant::now();
     let (c, g) = cache(&["a"]);
     let long_id = "x".repeat(513);
-    c.record(g, "a", Ok(vec!["ok".into(), long_id]), now);
+    c.record(
+        g,
+        "a",
+        Observation::Complete(vec!["ok".into(), long_id]),
+        now,
+    );
     check(&c, "ok", now, Ownership::Uncertain(Uncertainty::OverLimit));
     let at_limit: Vec<String> = (0..8_192).map(|i| format!("m{i}")).collect();
-    c.record(g, "a", Ok(at_limit), now);
+    c.record(g, "a", Observation::Complete(at_limit), now);
     check(&c, "m8191", now, Ownership::Unique("a".into()));
     // Duplicates and empty strings do not count against the bounds or become models.
-    c.record(g, "a", Ok(vec!["m".into(), "m".into(), String::new()]), now);
+    c.record(
+        g,
+        "a",
+        Observation::Complete(vec!["m".into(), "m".into(), String::new()]),
+        now,
+    );
     assert_eq!(c.snapshot()[0].models, 1);
     check(&c, "", now, Ownership::NotAdvertised);
+}
+
+/// Provider A's catalog, one ID over the bound: 8,192 IDs that sort before `zz`, then `zz`.
+fn over_the_bound_with_zz() -> Vec<String> {
+    let mut ids: Vec<String> = (0..8_192).map(|i| format!("m{i:05}")).collect();
+    ids.push("zz".into());
+    ids
+}
+
+#[test]
+fn over_limit_catalog_never_makes_another_provider_unique() {
+    let now = Instant::now();
+    let (c, g) = cache(&["a", "b"]);
+    c.record(g, "a", Observation::Complete(over_the_bound_with_zz()), now);
+    c.record(g, "b", ids(&["zz"]), now);
+    check(&c, "zz", now, Ownership::Uncertain(Uncertainty::OverLimit));
+    assert_eq!(c.snapshot()[0].status, Status::OverLimit);
+}
+
+#[test]
+fn truncated_catalog_never_makes_another_provider_unique() {
+    let now = Instant::now();
+    let (c, g) = cache(&["a", "b"]);
+    c.record(g, "b", ids(&["zz"]), now);
+    // A's lister cut its 8,193 IDs to the 8,192 that fit the bounds, which dropped `zz`, and
+    // says so. Whatever the cut kept, nothing about `zz` is settled.
+    c.record(g, "a", Observation::Incomplete, now);
+    check(&c, "zz", now, Ownership::Uncertain(Uncertainty::OverLimit));
+    assert_eq!(c.snapshot()[0].status, Status::OverLimit);
+    assert_eq!(
+        c.snapshot()[0].models,
+        0,
+        "nothing of a cut catalog is kept"
+    );
+    // What was at stake: the cut list fits every bound, so passed off as the whole catalog
+    // (all the old `Ok(ids)` could say) it is believed, and B becomes the owner of `zz`.
+    let cut = over_the_bound_with_zz()[..8_192].to_vec();
+    assert!(Bounds::default().admits(cut.iter().map(String::as_str)));
+    c.record(g, "a", Observation::Complete(cut), now);
+    check(&c, "zz", now, Ownership::Unique("b".into()));
 }

@@ -1,11 +1,14 @@
 //! Properties: bounds hold for arbitrary catalogs, and `Unique` needs every provider fresh
-//! and complete.
+//! and complete. (The exact answers, under hash collisions too, are checked beside the cache
+//! in `src/cache.rs`, where a colliding hash can be put in.)
 
 use std::time::Duration;
 
 use proptest::prelude::*;
 use tokio::time::Instant;
-use yetibot_discovery_cache::{Bounds, DiscoveryCache, Ownership, ProviderListing, Status};
+use yetibot_discovery_cache::{
+    Bounds, DiscoveryCache, Observation, Ownership, ProviderListing, Status,
+};
 
 /// Small bounds so that arbitrary catalogs cross them often.
 fn bounds() -> Bounds {
@@ -21,6 +24,7 @@ fn bounds() -> Bounds {
 enum Observed {
     Never,
     Failed,
+    Incomplete,
     Listed(Vec<String>, u64),
 }
 
@@ -28,7 +32,8 @@ fn observed() -> impl Strategy<Value = Observed> {
     prop_oneof![
         1 => Just(Observed::Never),
         1 => Just(Observed::Failed),
-        4 => (prop::collection::vec("[a-c]{0,6}", 0..9), 0u64..400).prop_map(|(ids, age)| Observed::Listed(ids, age)),
+        1 => Just(Observed::Incomplete),
+        4 => (prop::collection::vec("[a-cé]{0,4}", 0..9), 0u64..400).prop_map(|(ids, age)| Observed::Listed(ids, age)),
     ]
 }
 
@@ -44,17 +49,24 @@ proptest! {
         for (i, p) in providers.iter().enumerate() {
             match p {
                 Observed::Never => {}
-                Observed::Failed => { cache.record(generation, &format!("p{i}"), Err(()), now); }
+                Observed::Failed => { cache.record(generation, &format!("p{i}"), Observation::Failed, now); }
+                Observed::Incomplete => { cache.record(generation, &format!("p{i}"), Observation::Incomplete, now); }
                 Observed::Listed(ids, age) => {
-                    cache.record(generation, &format!("p{i}"), Ok(ids.clone()), now - Duration::from_secs(*age));
+                    cache.record(generation, &format!("p{i}"), Observation::Complete(ids.clone()), now - Duration::from_secs(*age));
                 }
             }
         }
         // Bounds hold for whatever was stored.
         let b = bounds();
-        for snapshot in cache.snapshot() {
+        for (snapshot, p) in cache.snapshot().iter().zip(&providers) {
             prop_assert!(snapshot.models <= b.ids_per_provider);
-            if snapshot.status != Status::Complete {
+            if snapshot.status == Status::Complete {
+                let Observed::Listed(ids, _) = p else {
+                    return Err(TestCaseError::fail("complete without a listing"));
+                };
+                let distinct: std::collections::BTreeSet<&String> = ids.iter().filter(|s| !s.is_empty()).collect();
+                prop_assert_eq!(snapshot.models, distinct.len());
+            } else {
                 prop_assert_eq!(snapshot.models, 0);
             }
         }

@@ -8,14 +8,16 @@ use std::time::Duration;
 use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 use yetibot_discovery_cache::{
-    Bounds, DiscoveryCache, Lister, MAX_BACKOFF, Ownership, ProviderListing, REFRESH_EVERY,
-    Refresher, Uncertainty, next_delay,
+    Bounds, DiscoveryCache, Lister, MAX_BACKOFF, Observation, Ownership, ProviderListing,
+    REFRESH_EVERY, Refresher, Uncertainty, next_delay,
 };
 
 /// Lists from a script; records when each provider was listed.
 #[derive(Clone, Default)]
 struct Script {
     fail: Arc<Mutex<Vec<String>>>,
+    /// Providers whose catalog the lister could not deliver whole.
+    cut: Arc<Mutex<Vec<String>>>,
     calls: Arc<Mutex<HashMap<String, Vec<Instant>>>>,
     /// Providers whose listing waits for `release`.
     hold: Arc<Mutex<Vec<String>>>,
@@ -34,7 +36,7 @@ impl Script {
 }
 
 impl Lister for Script {
-    async fn list(&self, provider: &str) -> Result<Vec<String>, ()> {
+    async fn list(&self, provider: &str) -> Observation {
         self.calls
             .lock()
             .expect("test lock")
@@ -57,9 +59,17 @@ impl Lister for Script {
             .iter()
             .any(|p| p == provider)
         {
-            Err(())
+            Observation::Failed
+        } else if self
+            .cut
+            .lock()
+            .expect("test lock")
+            .iter()
+            .any(|p| p == provider)
+        {
+            Observation::Incomplete
         } else {
-            Ok(vec![format!("{provider}-model")])
+            Observation::Complete(vec![format!("{provider}-model")])
         }
     }
 }
@@ -235,6 +245,35 @@ async fn a_configuration_change_mid_flight_discards_the_old_result() {
     assert_eq!(
         cache.owner_of("a-model", Instant::now()),
         Ownership::Unique("a".into())
+    );
+    stop.send(()).unwrap();
+    handle.await.unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_incomplete_listing_settles_nothing_until_a_whole_one_lands() {
+    let cache = DiscoveryCache::new(Bounds::default());
+    cache.configure(&[listing("a"), listing("b")]).unwrap();
+    let script = Script::default();
+    script.cut.lock().expect("test lock").push("a".into());
+    let (stop, handle) = start(&cache, &script);
+    advance(Duration::ZERO).await;
+    assert_eq!(
+        cache.owner_of("b-model", Instant::now()),
+        Ownership::Uncertain(Uncertainty::OverLimit),
+        "A's catalog was cut, so B's model may be A's too"
+    );
+    advance(Duration::from_secs(30)).await;
+    assert_eq!(
+        script.calls("a").len(),
+        2,
+        "an incomplete listing is no failure: no backoff"
+    );
+    script.cut.lock().expect("test lock").clear();
+    advance(Duration::from_secs(30)).await;
+    assert_eq!(
+        cache.owner_of("b-model", Instant::now()),
+        Ownership::Unique("b".into())
     );
     stop.send(()).unwrap();
     handle.await.unwrap();
