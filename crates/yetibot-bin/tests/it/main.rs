@@ -1,6 +1,8 @@
 //! Drives the `yetibot` executable from outside: `check-config` exit codes and output, and a
 //! clean shutdown of the running bot on SIGINT and SIGTERM.
 
+mod discovery;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
