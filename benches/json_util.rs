@@ -11,7 +11,58 @@ use yetibot_json_util::{Call, SplitMix64, Value, execute};
 use yetibot_redaction::Secrets;
 
 fn main() {
+    parse_ratio_report();
     divan::main();
+}
+
+/// Prints, per fixture, the strict reader's time over `serde_json::from_str`'s on the same
+/// bytes. The two alternate in short rounds and the median of the per-round ratios is
+/// reported, so load from other processes on a shared machine touches both sides alike.
+fn parse_ratio_report() {
+    use std::io::Write;
+    use std::time::Instant;
+    const ROUNDS: usize = 61;
+    const PER_ROUND: usize = 50;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(
+        out,
+        "strict reader / serde_json::from_str, median of {ROUNDS} alternating rounds:"
+    );
+    for name in FIXTURES {
+        let text = fixture(name);
+        let mut ratios = Vec::with_capacity(ROUNDS);
+        for round in 0..ROUNDS + 3 {
+            let strict = || {
+                let start = Instant::now();
+                for _ in 0..PER_ROUND {
+                    divan::black_box(Value::parse(divan::black_box(&text)).is_ok());
+                }
+                start.elapsed().as_secs_f64()
+            };
+            let serde = || {
+                let start = Instant::now();
+                for _ in 0..PER_ROUND {
+                    divan::black_box(
+                        serde_json::from_str::<serde_json::Value>(divan::black_box(&text)).is_ok(),
+                    );
+                }
+                start.elapsed().as_secs_f64()
+            };
+            let (a, b) = if round % 2 == 0 {
+                let a = strict();
+                (a, serde())
+            } else {
+                let b = serde();
+                (strict(), b)
+            };
+            // The first rounds warm the caches.
+            if round >= 3 {
+                ratios.push(a / b);
+            }
+        }
+        ratios.sort_by(f64::total_cmp);
+        let _ = writeln!(out, "  {name:<10} {:.2}x", ratios[ratios.len() / 2]);
+    }
 }
 
 const FIXTURES: &[&str] = &["records", "strings", "decimals", "integers", "nested"];
