@@ -182,11 +182,42 @@ pub(crate) fn usage(value: &Value) -> Option<Usage> {
 #[derive(serde::Deserialize)]
 struct StreamChunk<'a> {
     #[serde(default, borrow)]
-    choices: Vec<StreamChoice<'a>>,
+    choices: FirstChoice<'a>,
     #[serde(default)]
     usage: Option<Value>,
     #[serde(default)]
     error: Option<serde::de::IgnoredAny>,
+}
+
+/// The first element of `choices`; the rest are skipped without being built. A turn asks
+/// for one choice, and this saves a vector per chunk.
+#[derive(Default)]
+struct FirstChoice<'a>(Option<StreamChoice<'a>>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for FirstChoice<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Self, D::Error> {
+        struct Visitor<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visitor<'a> {
+            type Value = FirstChoice<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a list of choices")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<Self::Value, A::Error> {
+                let first = seq.next_element()?;
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(FirstChoice(first))
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> std::result::Result<Self::Value, E> {
+                Ok(FirstChoice(None))
+            }
+        }
+        deserializer.deserialize_any(Visitor(std::marker::PhantomData))
+    }
 }
 
 #[derive(serde::Deserialize)]
@@ -261,7 +292,7 @@ async fn stream(
         if let Some(u) = chunk.usage.as_ref().and_then(usage) {
             usage_seen = Some(u);
         }
-        let Some(choice) = chunk.choices.into_iter().next() else {
+        let Some(choice) = chunk.choices.0 else {
             continue;
         };
         if let Some(reason) = choice.finish_reason {
