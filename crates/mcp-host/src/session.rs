@@ -9,9 +9,9 @@ use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessGroup};
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
     ClientCapabilities, ClientConfig, ClientNotification, ClientRequest, Implementation,
-    PaginatedRequestParams, ServerResult,
+    PaginatedRequestParams, RequestId, ServerResult,
 };
-use rmcp::service::{PeerRequestOptions, RunningService};
+use rmcp::service::{Peer, PeerRequestOptions, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -584,7 +584,9 @@ impl Session {
             }
         };
         let unknown = || Error::UnknownTool {
-            id: one_line(&self.secrets.redact_text(&id.to_string()))
+            id: self
+                .secrets
+                .redact_text(&one_line(&id.to_string()))
                 .chars()
                 .take(200)
                 .collect(),
@@ -606,21 +608,25 @@ impl Session {
         else {
             return Ok(CallOutcome::Unknown(UnknownReason::Disconnected));
         };
-        let request_id = handle.id.clone();
-        let Ok(reply) = tokio::time::timeout(self.timeout, handle.await_response()).await else {
+        // If the caller drops this future while it waits, the guard still queues a
+        // cancellation (best effort: it cannot wait for the send).
+        let mut guard = CancelOnDrop {
+            peer,
+            id: Some(handle.id.clone()),
+        };
+        let waited = tokio::time::timeout(self.timeout, handle.await_response()).await;
+        let request_id = guard.id.take();
+        let Ok(reply) = waited else {
             // The MCP cancellation rule: tell the server, by the call's request ID, that the
             // result will not be used. The outcome stays unknown either way, so the send is
             // bounded and its failure ignored.
-            let cancelled = CancelledNotification::new(CancelledNotificationParam::new(
-                Some(request_id),
-                Some(CANCEL_REASON.to_owned()),
-            ));
-            let notification = ClientNotification::CancelledNotification(cancelled);
-            let _ = tokio::time::timeout(
-                self.timeout.min(CLOSE_GRACE),
-                peer.send_notification(notification),
-            )
-            .await;
+            if let Some(id) = request_id {
+                let _ = tokio::time::timeout(
+                    self.timeout.min(CLOSE_GRACE),
+                    peer.send_notification(cancellation(id)),
+                )
+                .await;
+            }
             return Ok(CallOutcome::Unknown(UnknownReason::Timeout));
         };
         Ok(match reply {
@@ -656,6 +662,30 @@ impl Session {
         let timeout = self.timeout;
         futures_util::future::join_all(self.connections.into_iter().map(|c| c.close(timeout)))
             .await;
+    }
+}
+
+/// `notifications/cancelled` for a request, with [`CANCEL_REASON`].
+fn cancellation(id: RequestId) -> ClientNotification {
+    ClientNotification::CancelledNotification(CancelledNotification::new(
+        CancelledNotificationParam::new(Some(id), Some(CANCEL_REASON.to_owned())),
+    ))
+}
+
+/// Queues a cancellation for a call whose future is dropped while it waits for the reply.
+struct CancelOnDrop<'a> {
+    peer: &'a Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        use futures_util::FutureExt as _;
+        if let Some(id) = self.id.take() {
+            // The first poll puts the notification in the service's queue; the rest of the
+            // future only waits for the send's result, which nobody is left to read.
+            let _ = self.peer.send_notification(cancellation(id)).now_or_never();
+        }
     }
 }
 
