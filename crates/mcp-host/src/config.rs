@@ -7,7 +7,7 @@ use serde::Deserialize;
 use yetibot_redaction::Secret;
 
 use crate::error::Error;
-use crate::names::is_valid_tool_name;
+use crate::names::{is_valid_tool_name, shown_name};
 use crate::sanitize::sanitize_display;
 
 /// Per-operation timeout used when `:timeout-ms` is omitted.
@@ -269,7 +269,7 @@ fn validate_server(config: &ServerConfig, fail: &mut dyn FnMut(&str, &str)) -> O
             fail("name", "must not contain whitespace or '/'");
             None
         }
-        Some(n) if sanitize_display(n) != n => {
+        Some(n) if !printable(n) => {
             fail(
                 "name",
                 "must not contain control, zero-width or bidirectional characters",
@@ -403,8 +403,9 @@ fn check_headers(
     let mut ok = true;
     let mut seen = HashSet::new();
     for (name, value) in headers {
-        // The header name is configuration, not a credential, so it may appear in the path.
-        let path = format!("headers.{name}");
+        // The header name is configuration, not a credential, so it may appear in the path;
+        // an invalid one is shown escaped, so it cannot alter a log line.
+        let path = format!("headers.{}", shown_key(name));
         if name.is_empty() || !name.bytes().all(is_token_byte) {
             fail(&path, "is not a valid HTTP header name");
             ok = false;
@@ -435,8 +436,9 @@ fn check_env(
     };
     let mut ok = true;
     for (name, value) in env {
-        let path = format!("env.{name}");
-        if name.is_empty() || name.contains(['=', '\0']) {
+        // The name is configuration, not a credential, so it may appear in the path.
+        let path = format!("env.{}", shown_key(name));
+        if name.is_empty() || name.contains(['=', '\0']) || !printable(name) {
             fail(&path, "is not a valid environment variable name");
             ok = false;
         } else if let Some(reason) = denied_env_reason(name) {
@@ -449,6 +451,22 @@ fn check_env(
         }
     }
     ok.then(|| env.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+}
+
+/// Whether a configured name has no line break, control, zero-width or bidirectional
+/// character, so it can be printed in a problem's path as it is.
+fn printable(name: &str) -> bool {
+    !name.contains('\n') && sanitize_display(name) == name
+}
+
+/// A configured map key for a problem's path: as written when [`printable`], escaped
+/// otherwise, so it cannot alter the line it is printed on.
+fn shown_key(name: &str) -> String {
+    if printable(name) {
+        name.to_owned()
+    } else {
+        shown_name(name)
+    }
 }
 
 /// Why a local server's `:env` may not set `name`, or `None` if it may. The reason names

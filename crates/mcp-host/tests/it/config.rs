@@ -95,6 +95,32 @@ fn ordinary_env_variables_are_accepted() {
 }
 
 #[test]
+fn env_names_that_could_alter_a_log_line_are_refused_and_shown_escaped() {
+    assert_eq!(
+        problems(stdio_with_env("A\u{1b}[31mB")),
+        ["servers[0].env.A\\u{1b}\\u{5b}31mB: is not a valid environment variable name"]
+    );
+}
+
+#[test]
+fn invalid_header_names_are_shown_escaped() {
+    let config = ServerConfig {
+        name: Some("web".into()),
+        url: Some("https://a.example/mcp".into()),
+        headers: Some(
+            [("X\u{1b}]0;t\u{7}".to_owned(), Secret::new(VALUE))]
+                .into_iter()
+                .collect(),
+        ),
+        ..ServerConfig::default()
+    };
+    assert_eq!(
+        problems(config),
+        ["servers[0].headers.X\\u{1b}\\u{5d}0\\u{3b}t\\u{7}: is not a valid HTTP header name"]
+    );
+}
+
+#[test]
 fn allowlisted_tool_names_follow_the_naming_rule() {
     let config = ServerConfig {
         name: Some("web".into()),
