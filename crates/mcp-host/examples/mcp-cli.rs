@@ -2,14 +2,15 @@
 //! one, over stdio or Streamable HTTP.
 //!
 //! ```text
-//! mcp-cli (--stdio 'COMMAND ARGS...' [--env K=V]... | --http URL [--header 'Name: value']...)
+//! mcp-cli (--stdio 'COMMAND ARGS...' [--env K=V]... [--path DIRS] | --http URL [--header 'Name: value']...)
 //!         [--tools a,b] [--timeout-ms N] (list | call NAME ARGS_JSON | repeat N NAME ARGS_JSON)
 //! ```
 //!
 //! The server is named `cli`, so tool IDs are `cli/NAME`. `--stdio` splits its value on
-//! whitespace. A local server gets `PATH=/usr/local/bin:/usr/bin:/bin` and the `--env` pairs
-//! only (pass `--env PATH=...` or `--env HOME=...` to change that); this process's own
-//! environment is not passed on.
+//! whitespace. A local server gets `PATH=/usr/local/bin:/usr/bin:/bin` (or `--path`, passed
+//! as the host's standard `PATH`) and the `--env` pairs only, which may not set `PATH` or
+//! loader and interpreter variables; this process's own environment is not passed on, and
+//! a remote server is reached directly, whatever `HTTP_PROXY` says.
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -31,14 +32,14 @@ enum Action {
 
 fn main() -> ExitCode {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let Some((config, timeout_ms, action)) = parse(std::env::args().skip(1).collect()) else {
+    let Some((config, options, action)) = parse(std::env::args().skip(1).collect()) else {
         let _ = writeln!(
             std::io::stderr(),
-            "usage: mcp-cli (--stdio 'COMMAND ARGS...' [--env K=V]... | --http URL [--header 'Name: value']...) [--tools a,b] [--timeout-ms N] (list | call NAME ARGS_JSON | repeat N NAME ARGS_JSON)"
+            "usage: mcp-cli (--stdio 'COMMAND ARGS...' [--env K=V]... [--path DIRS] | --http URL [--header 'Name: value']...) [--tools a,b] [--timeout-ms N] (list | call NAME ARGS_JSON | repeat N NAME ARGS_JSON)"
         );
         return ExitCode::from(2);
     };
-    let servers = match ServerSet::from_config(&[config], timeout_ms) {
+    let servers = match ServerSet::from_config(&[config], options.timeout_ms) {
         Ok(servers) => servers,
         Err(problems) => {
             for problem in problems {
@@ -53,7 +54,7 @@ fn main() -> ExitCode {
     else {
         return ExitCode::FAILURE;
     };
-    match runtime.block_on(run(servers, action)) {
+    match runtime.block_on(run(servers, options.path, action)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             let _ = writeln!(std::io::stderr(), "error: {error}");
@@ -62,10 +63,16 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(servers: ServerSet, action: Action) -> Result<(), yetibot_mcp_host::Error> {
-    // Local servers get only the fallback PATH plus the `--env` pairs given on the command
-    // line: configuration through the front door, as in the bot.
-    let host = Host::new(servers, HostOptions::new())?;
+async fn run(
+    servers: ServerSet,
+    path: Option<String>,
+    action: Action,
+) -> Result<(), yetibot_mcp_host::Error> {
+    // Local servers get only the fallback PATH (or `--path`) plus the `--env` pairs given on
+    // the command line: configuration through the front door, as in the bot.
+    let options =
+        HostOptions::new().with_standard_env(|name| path.clone().filter(|_| name == "PATH"));
+    let host = Host::new(servers, options)?;
     let mut out = std::io::stdout().lock();
     let opened = Instant::now();
     let session = host.open_all().await?;
@@ -120,12 +127,19 @@ async fn run(servers: ServerSet, action: Action) -> Result<(), yetibot_mcp_host:
     result
 }
 
-fn parse(args: Vec<String>) -> Option<(ServerConfig, Option<i64>, Action)> {
+/// Settings of the command line that are not part of the server's configuration.
+#[derive(Debug, Default)]
+struct CliOptions {
+    timeout_ms: Option<i64>,
+    path: Option<String>,
+}
+
+fn parse(args: Vec<String>) -> Option<(ServerConfig, CliOptions, Action)> {
     let mut config = ServerConfig {
         name: Some("cli".into()),
         ..ServerConfig::default()
     };
-    let mut timeout_ms = None;
+    let mut options = CliOptions::default();
     let mut args = args.into_iter();
     let action = loop {
         let arg = args.next()?;
@@ -156,7 +170,8 @@ fn parse(args: Vec<String>) -> Option<(ServerConfig, Option<i64>, Action)> {
             "--tools" => {
                 config.tools = Some(args.next()?.split(',').map(str::to_owned).collect());
             }
-            "--timeout-ms" => timeout_ms = Some(args.next()?.parse().ok()?),
+            "--timeout-ms" => options.timeout_ms = Some(args.next()?.parse().ok()?),
+            "--path" => options.path = Some(args.next()?),
             "list" => break Action::List,
             "call" => break Action::Call(args.next()?, args.next().unwrap_or_default()),
             "repeat" => {
@@ -166,7 +181,5 @@ fn parse(args: Vec<String>) -> Option<(ServerConfig, Option<i64>, Action)> {
             _ => return None,
         }
     };
-    args.next()
-        .is_none()
-        .then_some((config, timeout_ms, action))
+    args.next().is_none().then_some((config, options, action))
 }

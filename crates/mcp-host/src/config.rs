@@ -7,6 +7,8 @@ use serde::Deserialize;
 use yetibot_redaction::Secret;
 
 use crate::error::Error;
+use crate::names::{is_valid_tool_name, shown_name};
+use crate::sanitize::sanitize_display;
 
 /// Per-operation timeout used when `:timeout-ms` is omitted.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(30_000);
@@ -14,6 +16,41 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(30_000);
 pub const TIMEOUT_MS_RANGE: std::ops::RangeInclusive<i64> = 100..=120_000;
 /// The source name of the bot's own tools; no MCP server may take it.
 pub const RESERVED_SERVER_NAME: &str = "yetibot";
+/// Variables a local server's `:env` may not set, compared ignoring ASCII case: they make the
+/// dynamic loader or an interpreter load code the operator did not name in `:command`, or
+/// they replace `PATH`, which the host chooses (see [`HostOptions`]).
+///
+/// [`HostOptions`]: crate::HostOptions
+pub const DENIED_ENV_NAMES: &[&str] = &[
+    "PATH",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "NODE_REPL_EXTERNAL_MODULE",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONSTARTUP",
+    "PYTHONINSPECT",
+    "PYTHONUSERBASE",
+    "PERL5OPT",
+    "PERL5LIB",
+    "PERLLIB",
+    "PERL5DB",
+    "RUBYOPT",
+    "RUBYLIB",
+    "BASH_ENV",
+    "ENV",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+    "GCONV_PATH",
+    "GLIBC_TUNABLES",
+    "LOCPATH",
+];
+/// Prefixes of variables a local server's `:env` may not set, compared ignoring ASCII case:
+/// every `LD_*` (the GNU and BSD dynamic loaders) and `DYLD_*` (macOS) variable.
+pub const DENIED_ENV_PREFIXES: &[&str] = &["LD_", "DYLD_"];
 
 /// One entry of `:yetibot :ai :mcp :servers`, exactly as configured.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -232,6 +269,13 @@ fn validate_server(config: &ServerConfig, fail: &mut dyn FnMut(&str, &str)) -> O
             fail("name", "must not contain whitespace or '/'");
             None
         }
+        Some(n) if !printable(n) => {
+            fail(
+                "name",
+                "must not contain control, zero-width or bidirectional characters",
+            );
+            None
+        }
         Some(RESERVED_SERVER_NAME) => {
             fail("name", "\"yetibot\" is reserved for the bot's own tools");
             None
@@ -335,6 +379,12 @@ fn check_tool_names(tools: &[String], fail: &mut dyn FnMut(&str, &str)) -> bool 
         if tool.trim().is_empty() {
             fail(&format!("tools[{i}]"), "must not be blank");
             ok = false;
+        } else if !is_valid_tool_name(tool) {
+            fail(
+                &format!("tools[{i}]"),
+                "must be 1 to 128 characters of A-Z, a-z, 0-9, '_', '.' and '-' (the MCP tool naming rule)",
+            );
+            ok = false;
         } else if !seen.insert(tool) {
             fail(&format!("tools[{i}]"), "is listed twice");
             ok = false;
@@ -353,8 +403,9 @@ fn check_headers(
     let mut ok = true;
     let mut seen = HashSet::new();
     for (name, value) in headers {
-        // The header name is configuration, not a credential, so it may appear in the path.
-        let path = format!("headers.{name}");
+        // The header name is configuration, not a credential, so it may appear in the path;
+        // an invalid one is shown escaped, so it cannot alter a log line.
+        let path = format!("headers.{}", shown_key(name));
         if name.is_empty() || !name.bytes().all(is_token_byte) {
             fail(&path, "is not a valid HTTP header name");
             ok = false;
@@ -385,9 +436,13 @@ fn check_env(
     };
     let mut ok = true;
     for (name, value) in env {
-        let path = format!("env.{name}");
-        if name.is_empty() || name.contains(['=', '\0']) {
+        // The name is configuration, not a credential, so it may appear in the path.
+        let path = format!("env.{}", shown_key(name));
+        if name.is_empty() || name.contains(['=', '\0']) || !printable(name) {
             fail(&path, "is not a valid environment variable name");
+            ok = false;
+        } else if let Some(reason) = denied_env_reason(name) {
+            fail(&path, &reason);
             ok = false;
         }
         if value.expose().contains('\0') {
@@ -398,7 +453,69 @@ fn check_env(
     ok.then(|| env.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
 }
 
+/// Whether a configured name has no line break, control, zero-width or bidirectional
+/// character, so it can be printed in a problem's path as it is.
+fn printable(name: &str) -> bool {
+    !name.contains('\n') && sanitize_display(name) == name
+}
+
+/// A configured map key for a problem's path: as written when [`printable`], escaped
+/// otherwise, so it cannot alter the line it is printed on.
+fn shown_key(name: &str) -> String {
+    if printable(name) {
+        name.to_owned()
+    } else {
+        shown_name(name)
+    }
+}
+
+/// Why a local server's `:env` may not set `name`, or `None` if it may. The reason names
+/// the variable (configuration, not a credential), never its value.
+fn denied_env_reason(name: &str) -> Option<String> {
+    let upper = name.to_ascii_uppercase();
+    if upper == "PATH" {
+        return Some(
+            "must not set PATH: the host chooses a local server's PATH from its standard environment"
+                .to_owned(),
+        );
+    }
+    let denied = DENIED_ENV_NAMES.contains(&upper.as_str())
+        || DENIED_ENV_PREFIXES.iter().any(|p| upper.starts_with(p));
+    denied.then(|| {
+        format!(
+            "must not set {upper}: it makes the loader or an interpreter run code that :command does not name"
+        )
+    })
+}
+
 /// RFC 9110 `tchar`: the bytes allowed in a header name.
 fn is_token_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn denied_variables_are_denied_in_any_case(
+            index in 0..DENIED_ENV_NAMES.len(),
+            flips in proptest::collection::vec(any::<bool>(), 32),
+            suffix in "[A-Za-z0-9_]{0,12}",
+        ) {
+            let recase = |name: &str| -> String {
+                name.chars()
+                    .zip(flips.iter().cycle())
+                    .map(|(c, flip)| if *flip { c.to_ascii_lowercase() } else { c })
+                    .collect()
+            };
+            prop_assert!(denied_env_reason(&recase(DENIED_ENV_NAMES[index])).is_some());
+            for prefix in DENIED_ENV_PREFIXES {
+                let name = recase(&format!("{prefix}{suffix}"));
+                prop_assert!(denied_env_reason(&name).is_some());
+            }
+        }
+    }
 }

@@ -30,18 +30,31 @@ pub enum Error {
         /// A fixed description of what failed, never server output.
         reason: &'static str,
     },
-    /// An allowlisted tool is not in the server's `tools/list` catalog.
+    /// An allowlisted or narrowed tool is not in the server's `tools/list` catalog, or a
+    /// narrowed tool is outside the server's `:tools` allowlist.
     #[error("MCP server {server:?} does not offer the configured tool {tool:?}")]
     MissingTool {
         /// The server's configured name.
         server: String,
-        /// The configured tool name that is missing.
+        /// The configured tool name that is missing (escaped if it breaks the naming rule).
         tool: String,
+    },
+    /// An allowlisted or narrowed tool is listed but cannot be offered.
+    #[error(
+        "MCP server {server:?} lists the configured tool {tool:?}, but it cannot be offered: {reason}"
+    )]
+    RefusedTool {
+        /// The server's configured name.
+        server: String,
+        /// The configured tool name.
+        tool: String,
+        /// Why, from [`DropReason::as_str`](crate::DropReason::as_str).
+        reason: &'static str,
     },
     /// A call named a tool that is not in this session's catalog; nothing was sent.
     #[error("tool {id:?} is not in this request's tool catalog")]
     UnknownTool {
-        /// The qualified ID as given (truncated to 200 characters).
+        /// The qualified ID as given (sanitized, redacted, cut to 200 characters).
         id: String,
     },
     /// A call's argument string is too long or not a JSON object; nothing was sent.
@@ -53,7 +66,7 @@ pub enum Error {
     /// A listing lookup matched no tool.
     #[error("no tool matches {selector:?}")]
     NoSuchTool {
-        /// The selector, whitespace-collapsed and truncated.
+        /// The selector, sanitized, whitespace-collapsed and truncated.
         selector: String,
     },
     /// A bare tool name matched tools on several servers.
@@ -103,7 +116,8 @@ impl Error {
         match self {
             Self::UnknownServer { server }
             | Self::Unavailable { server, .. }
-            | Self::MissingTool { server, .. } => Some(server),
+            | Self::MissingTool { server, .. }
+            | Self::RefusedTool { server, .. } => Some(server),
             _ => None,
         }
     }

@@ -5,13 +5,19 @@ mod config;
 mod error;
 mod limits;
 mod listing;
+mod names;
 mod outcome;
+mod replies;
+mod sanitize;
 mod session;
 
-pub use catalog::{Catalog, STANDARD_ANNOTATION_HINTS, ServerInstructions, ToolId, ToolInfo};
+pub use catalog::{
+    Catalog, DropReason, DroppedTool, STANDARD_ANNOTATION_HINTS, ServerInstructions, ToolId,
+    ToolInfo,
+};
 pub use config::{
-    DEFAULT_TIMEOUT, RESERVED_SERVER_NAME, Server, ServerConfig, ServerSet, TIMEOUT_MS_RANGE,
-    Transport, check_server_url,
+    DEFAULT_TIMEOUT, DENIED_ENV_NAMES, DENIED_ENV_PREFIXES, RESERVED_SERVER_NAME, Server,
+    ServerConfig, ServerSet, TIMEOUT_MS_RANGE, Transport, check_server_url,
 };
 pub use error::{Error, Result};
 pub use limits::{
@@ -22,8 +28,10 @@ pub use listing::{
     SUMMARY_DESCRIPTION_CHARS, aggregate_data, focused_help, lookup, server_rows, summary_row,
     summary_rows, tool_data,
 };
+pub use names::{MAX_FUNCTION_NAME_BYTES, MAX_TOOL_NAME_CHARS, function_name, is_valid_tool_name};
 pub use outcome::{CallOutcome, ToolOutput, UnknownReason};
+pub use sanitize::sanitize_display;
 pub use session::{
-    CLOSE_GRACE, FALLBACK_PATH, Host, HostOptions, MAX_MESSAGE_BYTES, STANDARD_ENV_NAMES,
-    STDERR_TAIL_BYTES, Session,
+    CANCEL_REASON, CLOSE_GRACE, FALLBACK_PATH, Host, HostOptions, MAX_MESSAGE_BYTES,
+    STANDARD_ENV_NAMES, STDERR_TAIL_BYTES, ServerSelection, Session,
 };

@@ -2,7 +2,14 @@
 
 use serde_json::Value;
 
-/// At most this many tools are offered per request; later ones are dropped and counted.
+/// The spec's bound on the tools one request offers a model, and the most MCP tools a
+/// session offers; later ones are dropped and reported ([`Catalog::dropped`]). The bound
+/// covers the bot's native tools too: a caller that offers them alongside a session's tools
+/// opens the session with [`ServerSelection::with_tool_limit`]`(MAX_TOOLS - natives)`, so the
+/// combined list never exceeds it. This is the only place the value is written.
+///
+/// [`Catalog::dropped`]: crate::Catalog::dropped
+/// [`ServerSelection::with_tool_limit`]: crate::ServerSelection::with_tool_limit
 pub const MAX_TOOLS: usize = 64;
 /// Descriptions, server instructions and call results are cut to this many characters.
 pub const MAX_TEXT_CHARS: usize = 20_000;

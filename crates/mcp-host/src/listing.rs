@@ -7,6 +7,7 @@ use crate::catalog::{Catalog, ToolId, ToolInfo};
 use crate::config::{ServerSet, Transport};
 use crate::error::{Error, Result};
 use crate::limits::UNTRUSTED_INSTRUCTIONS_LABEL;
+use crate::sanitize::one_line;
 
 /// Longest description shown in a summary row, in characters.
 pub const SUMMARY_DESCRIPTION_CHARS: usize = 120;
@@ -16,17 +17,13 @@ const COMMAND_PUNCTUATION: &[char] = &[
 ];
 const SEPARATOR: &str = " — ";
 
-/// One summary row: `` `server/name` — description ``. The description is
-/// whitespace-collapsed, cut to [`SUMMARY_DESCRIPTION_CHARS`] characters (ending in `…`
+/// One summary row: `` `server/name` — description ``. The description is the display form
+/// ([`ToolInfo::display_description`]), whitespace-collapsed, cut to [`SUMMARY_DESCRIPTION_CHARS`] characters (ending in `…`
 /// when cut) and its command punctuation is backslash-escaped so the row survives `xargs`
 /// and the command parser. The ID itself is left unchanged inside its backticks.
 #[must_use]
 pub fn summary_row(tool: &ToolInfo) -> String {
-    let collapsed = tool
-        .description()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
+    let collapsed = one_line(tool.display_description());
     let short: String = if collapsed.chars().count() > SUMMARY_DESCRIPTION_CHARS {
         let mut cut: String = collapsed
             .chars()
@@ -101,13 +98,7 @@ pub fn lookup<'c>(catalog: &'c Catalog, selector: &str) -> Result<&'c ToolInfo> 
             .trim(),
     };
     let not_found = || Error::NoSuchTool {
-        selector: selector
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-            .chars()
-            .take(200)
-            .collect(),
+        selector: one_line(selector).chars().take(200).collect(),
     };
     if let Some(tool) = ToolId::parse(key).and_then(|id| catalog.get(&id)) {
         return Ok(tool);
@@ -121,24 +112,27 @@ pub fn lookup<'c>(catalog: &'c Catalog, selector: &str) -> Result<&'c ToolInfo> 
         [] => Err(not_found()),
         [one] => Ok(one),
         many => Err(Error::AmbiguousTool {
-            name: key.to_owned(),
+            name: one_line(key),
             candidates: many.iter().map(|t| t.id().to_string()).collect(),
         }),
     }
 }
 
 /// Focused help for one tool: its description, inputs with types, required fields, enum
-/// choices and the alternatives of `oneOf`/`anyOf` required lists.
+/// choices and the alternatives of `oneOf`/`anyOf` required lists. Everything the server
+/// wrote is shown in display form ([`sanitize_display`]); schema words are kept on one line.
+///
+/// [`sanitize_display`]: crate::sanitize_display
 #[must_use]
 pub fn focused_help(tool: &ToolInfo) -> String {
     let mut out = format!("`{}`", tool.id());
-    if let Some(title) = tool.title() {
+    if let Some(title) = tool.display_title() {
         out.push_str(SEPARATOR);
-        out.push_str(title);
+        out.push_str(&one_line(title));
     }
     out.push('\n');
-    if !tool.description().is_empty() {
-        out.push_str(tool.description());
+    if !tool.display_description().is_empty() {
+        out.push_str(tool.display_description());
         out.push('\n');
     }
     let Some(schema) = tool.input_schema() else {
@@ -149,24 +143,29 @@ pub fn focused_help(tool: &ToolInfo) -> String {
         }
         return out;
     };
-    let required: Vec<&str> = string_list(schema.get("required"));
+    let required: Vec<String> = string_list(schema.get("required"))
+        .into_iter()
+        .map(one_line)
+        .collect();
     let properties = schema.get("properties").and_then(Value::as_object);
     match properties {
         Some(properties) if !properties.is_empty() => {
             out.push_str("Inputs:\n");
             for (name, property) in properties {
-                let mut facts = vec![type_name(property)];
-                if required.contains(&name.as_str()) {
+                let name = one_line(name);
+                let mut facts = vec![one_line(&type_name(property))];
+                if required.contains(&name) {
                     facts.push("required".to_owned());
                 }
                 if let Some(choices) = property.get("enum").and_then(Value::as_array) {
-                    let choices: Vec<String> = choices.iter().map(compact).collect();
+                    let choices: Vec<String> =
+                        choices.iter().map(|c| one_line(&compact(c))).collect();
                     facts.push(format!("one of: {}", choices.join(", ")));
                 }
                 out.push_str(&format!("- {name} ({})", facts.join(", ")));
                 if let Some(description) = property.get("description").and_then(Value::as_str) {
                     out.push_str(": ");
-                    out.push_str(&description.split_whitespace().collect::<Vec<_>>().join(" "));
+                    out.push_str(&one_line(description));
                 }
                 out.push('\n');
             }
@@ -182,7 +181,7 @@ pub fn focused_help(tool: &ToolInfo) -> String {
         };
         let alternatives: Vec<String> = branches
             .iter()
-            .map(|b| string_list(b.get("required")).join(" + "))
+            .map(|b| one_line(&string_list(b.get("required")).join(" + ")))
             .filter(|a| !a.is_empty())
             .collect();
         if !alternatives.is_empty() {
@@ -197,21 +196,22 @@ pub fn focused_help(tool: &ToolInfo) -> String {
     out
 }
 
-/// The structured metadata of one tool: `id`, `server`, `name`, `description`,
-/// `inputSchema` (null when absent or omitted), `title` and `annotations` when advertised,
-/// and `truncated`/`omitted` lists when bounds applied.
+/// The structured metadata of one tool for a listing: `id`, `server`, `name`, `description`
+/// and `title` (display forms), `inputSchema` (as the model gets it; null when absent or
+/// omitted), `annotations` when advertised, and `truncated`/`omitted` lists when bounds
+/// applied.
 #[must_use]
 pub fn tool_data(tool: &ToolInfo) -> Value {
     let mut entry = Map::new();
     entry.insert("id".into(), json!(tool.id().to_string()));
     entry.insert("server".into(), json!(tool.id().server()));
     entry.insert("name".into(), json!(tool.id().name()));
-    entry.insert("description".into(), json!(tool.description()));
+    entry.insert("description".into(), json!(tool.display_description()));
     entry.insert(
         "inputSchema".into(),
         tool.input_schema().cloned().unwrap_or(Value::Null),
     );
-    if let Some(title) = tool.title() {
+    if let Some(title) = tool.display_title() {
         entry.insert("title".into(), json!(title));
     }
     if let Some(annotations) = tool.annotations() {
@@ -228,7 +228,8 @@ pub fn tool_data(tool: &ToolInfo) -> Value {
 
 /// The aggregate data of a listing: `tools` (see [`tool_data`]), `instructions` with the
 /// caller's `runner` text and one record per selected server (its instructions labelled
-/// untrusted), `dropped` tools past the cap, and `skills: {supported: false, items: []}`.
+/// untrusted), the `dropped` tools (`{"id": "server/name", "reason": "..."}`, see
+/// [`Catalog::dropped`]), and `skills: {supported: false, items: []}`.
 #[must_use]
 pub fn aggregate_data(catalog: &Catalog, runner_instructions: &str) -> Value {
     let servers: Vec<Value> = catalog
@@ -247,7 +248,11 @@ pub fn aggregate_data(catalog: &Catalog, runner_instructions: &str) -> Value {
         .collect();
     json!({
         "tools": catalog.tools().iter().map(tool_data).collect::<Vec<_>>(),
-        "dropped": catalog.dropped().iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "dropped": catalog
+            .dropped()
+            .iter()
+            .map(|d| json!({"id": d.id().to_string(), "reason": d.reason().as_str()}))
+            .collect::<Vec<_>>(),
         "instructions": {"runner": runner_instructions, "servers": servers},
         "skills": {"supported": false, "items": []},
     })

@@ -4,7 +4,8 @@
 use serde_json::{Value, json};
 use yetibot_redaction::Secrets;
 
-use crate::limits::{MAX_TEXT_CHARS, cut_text};
+use crate::limits::MAX_TEXT_CHARS;
+use crate::sanitize::bounded_texts;
 
 /// The result of one tool call. Calls are never retried, whatever the outcome.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,14 +35,15 @@ impl CallOutcome {
     }
 
     /// A JSON projection for display and for the command-line example:
-    /// `{"outcome": "success"|"tool_error"|"unknown", "untrusted": true, ...}`.
+    /// `{"outcome": "success"|"tool_error"|"unknown", "untrusted": true, ...}`. Its `text`
+    /// is the display form ([`ToolOutput::display_text`]).
     #[must_use]
     pub fn to_json(&self) -> Value {
         match self {
             Self::Success(out) | Self::ToolError(out) => json!({
                 "outcome": if matches!(self, Self::Success(_)) { "success" } else { "tool_error" },
                 "untrusted": true,
-                "text": out.untrusted_text(),
+                "text": out.display_text(),
                 "truncated": out.truncated(),
                 "mediaOmitted": out.media_omitted(),
             }),
@@ -57,7 +59,8 @@ impl CallOutcome {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum UnknownReason {
-    /// No answer within `:timeout-ms`; a cancellation was sent.
+    /// No answer within `:timeout-ms`; `notifications/cancelled` for the call was sent
+    /// (or the connection failed while sending it) before the outcome was returned.
     Timeout,
     /// The connection or process ended before an answer arrived.
     Disconnected,
@@ -78,19 +81,32 @@ impl UnknownReason {
 }
 
 /// The text of a tool's answer. It came from a server: treat it as untrusted data, never as
-/// instructions. Configured credentials are already redacted and the text is bounded.
+/// instructions. Configured credentials are already redacted and the text is bounded. It
+/// exists in two forms: the model's ([`ToolOutput::untrusted_text`]) and people's
+/// ([`ToolOutput::display_text`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolOutput {
     text: String,
+    display: String,
     truncated: bool,
     media_omitted: usize,
 }
 
 impl ToolOutput {
-    /// The untrusted, redacted, bounded text.
+    /// The untrusted, redacted, bounded text for the model; otherwise exactly what the
+    /// server sent (structured content included).
     #[must_use]
     pub fn untrusted_text(&self) -> &str {
         &self.text
+    }
+
+    /// The same text for people (a chat message, a log): [`sanitize_display`]ed, then
+    /// redacted and bounded.
+    ///
+    /// [`sanitize_display`]: crate::sanitize_display
+    #[must_use]
+    pub fn display_text(&self) -> &str {
+        &self.display
     }
 
     /// Whether the text was shortened to the result bound.
@@ -148,10 +164,11 @@ impl ToolOutput {
             parts.push(serde_json::to_string(structured).ok()?);
         }
         let joined = parts.join("\n");
-        let (text, truncated) = cut_text(&secrets.redact_text(&joined), MAX_TEXT_CHARS);
+        let (text, display, truncated) = bounded_texts(&joined, secrets, MAX_TEXT_CHARS);
         Some((
             Self {
                 text,
+                display,
                 truncated,
                 media_omitted,
             },
@@ -160,9 +177,11 @@ impl ToolOutput {
     }
 
     pub(crate) fn from_rejection(code: i32, message: &str, secrets: &Secrets) -> Self {
-        let (message, _) = cut_text(&secrets.redact_text(message), 500);
+        let (message, display, _) = bounded_texts(message, secrets, 500);
+        let prefix = format!("the server rejected the call (JSON-RPC error {code}): ");
         Self {
-            text: format!("the server rejected the call (JSON-RPC error {code}): {message}"),
+            text: format!("{prefix}{message}"),
+            display: format!("{prefix}{display}"),
             truncated: false,
             media_omitted: 0,
         }

@@ -7,10 +7,11 @@ use std::time::Duration;
 
 use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessGroup};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, Implementation,
-    PaginatedRequestParams,
+    CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
+    ClientCapabilities, ClientConfig, ClientNotification, ClientRequest, Implementation,
+    PaginatedRequestParams, RequestId, ServerResult,
 };
-use rmcp::service::RunningService;
+use rmcp::service::{Peer, PeerRequestOptions, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -20,11 +21,14 @@ use tokio::io::AsyncReadExt;
 use tokio::task::JoinHandle;
 use yetibot_redaction::{Secret, Secrets};
 
-use crate::catalog::{Catalog, ServerInstructions, ToolId, ToolInfo};
+use crate::catalog::{Catalog, DropReason, DroppedTool, ServerInstructions, ToolId, ToolInfo};
 use crate::config::{Server, ServerSet, Transport};
 use crate::error::{Error, Result};
-use crate::limits::{MAX_ARGUMENT_CHARS, MAX_LIST_PAGES};
+use crate::limits::{MAX_ARGUMENT_CHARS, MAX_LIST_PAGES, MAX_TOOLS};
+use crate::names::{is_valid_tool_name, shown_name};
 use crate::outcome::{CallOutcome, ToolOutput, UnknownReason};
+use crate::replies::ExactReplies;
+use crate::sanitize::one_line;
 
 /// Names of the variables [`HostOptions::with_standard_env`] passes to local servers.
 pub const STANDARD_ENV_NAMES: [&str; 7] =
@@ -38,6 +42,99 @@ pub const MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
 pub const CLOSE_GRACE: Duration = Duration::from_secs(2);
 /// How many bytes of a local server's stderr are kept; the rest is read and dropped.
 pub const STDERR_TAIL_BYTES: usize = 8 * 1024;
+/// The reason given in the `notifications/cancelled` sent for a call that timed out.
+pub const CANCEL_REASON: &str = "the client stopped waiting: timed out";
+
+/// What one request opens: configured servers, each offering its whole catalog (within its
+/// `:tools` allowlist) or narrowed to some of its tools, and the most MCP tools the request
+/// takes. Narrowing happens before the tool limit, so a narrowed tool is offered wherever
+/// it sits in the server's listing.
+#[derive(Debug, Clone)]
+pub struct ServerSelection {
+    servers: Vec<(String, Option<Vec<String>>)>,
+    tool_limit: usize,
+}
+
+impl Default for ServerSelection {
+    fn default() -> Self {
+        Self {
+            servers: Vec::new(),
+            tool_limit: MAX_TOOLS,
+        }
+    }
+}
+
+impl ServerSelection {
+    /// No servers, and a limit of [`MAX_TOOLS`].
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// These servers, none narrowed.
+    #[must_use]
+    pub fn of(names: &[&str]) -> Self {
+        names
+            .iter()
+            .fold(Self::new(), |selection, name| selection.server(*name))
+    }
+
+    /// Adds a server with its whole (allowlisted) catalog, replacing an earlier entry for it.
+    #[must_use]
+    pub fn server(self, name: impl Into<String>) -> Self {
+        self.with(name.into(), None)
+    }
+
+    /// Adds a server narrowed to these tools, replacing an earlier entry for it: typically
+    /// what a toolset selects from the server. Every named tool must be listed by the server
+    /// and allowed by its `:tools`, or opening fails.
+    #[must_use]
+    pub fn narrowed<S: Into<String>>(
+        self,
+        name: impl Into<String>,
+        tools: impl IntoIterator<Item = S>,
+    ) -> Self {
+        let tools = tools.into_iter().map(Into::into).collect();
+        self.with(name.into(), Some(tools))
+    }
+
+    /// Offers at most `limit` MCP tools (never more than [`MAX_TOOLS`]). A caller that adds
+    /// its own tools to the same request passes what is left of its overall limit.
+    #[must_use]
+    pub fn with_tool_limit(mut self, limit: usize) -> Self {
+        self.tool_limit = limit.min(MAX_TOOLS);
+        self
+    }
+
+    /// The most MCP tools offered.
+    #[must_use]
+    pub fn tool_limit(&self) -> usize {
+        self.tool_limit
+    }
+
+    /// The selected server names, in the order given.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.servers.iter().map(|(name, _)| name.as_str())
+    }
+
+    /// The narrowing of a server, or `None` when it offers its whole catalog or is not
+    /// selected.
+    #[must_use]
+    pub fn narrowing(&self, server: &str) -> Option<&[String]> {
+        self.servers
+            .iter()
+            .find(|(name, _)| name == server)
+            .and_then(|(_, tools)| tools.as_deref())
+    }
+
+    fn with(mut self, name: String, tools: Option<Vec<String>>) -> Self {
+        match self.servers.iter_mut().find(|(n, _)| *n == name) {
+            Some(entry) => entry.1 = tools,
+            None => self.servers.push((name, tools)),
+        }
+        self
+    }
+}
 
 /// Options for a [`Host`] beyond the server configuration.
 #[derive(Debug, Clone, Default)]
@@ -126,51 +223,77 @@ impl Host {
         &self.secrets
     }
 
-    /// Opens the named servers concurrently, initializes them and discovers their tools.
-    /// The catalog lists servers in configuration order. Each step is bounded by
-    /// `:timeout-ms`. If any server fails, the others are closed
-    /// before the error is returned.
+    /// Opens the named servers, each with its whole (allowlisted) catalog; see
+    /// [`Host::open_selection`].
+    ///
+    /// # Errors
+    ///
+    /// As for [`Host::open_selection`].
+    pub async fn open(&self, names: &[&str]) -> Result<Session> {
+        self.open_selection(&ServerSelection::of(names)).await
+    }
+
+    /// Opens the selected servers concurrently, initializes them and discovers their tools:
+    /// names are checked against the MCP naming rule, each server's `:tools` allowlist and
+    /// then the selection's narrowing apply, and only then the tool limit, so a narrowed
+    /// tool is offered wherever it sits in the listing. The catalog lists servers in
+    /// configuration order and reports every listed tool it does not offer in
+    /// [`Catalog::dropped`]. Each step is bounded by `:timeout-ms`. If any server fails, the
+    /// others are closed before the error is returned.
     ///
     /// # Errors
     ///
     /// [`Error::UnknownServer`] for a name that is not configured; [`Error::Unavailable`]
     /// when a server cannot be started, reached, initialized or listed in time;
-    /// [`Error::MissingTool`] when an allowlisted tool is not listed;
+    /// [`Error::MissingTool`] when an allowlisted or narrowed tool is not listed (or a
+    /// narrowed one is outside the server's `:tools`); [`Error::RefusedTool`] when one is
+    /// listed but cannot be offered (a repeated name or a function-name collision);
     /// [`Error::NoCryptoProvider`] for a remote server without a rustls provider.
-    pub async fn open(&self, names: &[&str]) -> Result<Session> {
-        if let Some(unknown) = names.iter().find(|n| self.servers.get(n).is_none()) {
+    pub async fn open_selection(&self, selection: &ServerSelection) -> Result<Session> {
+        if let Some(unknown) = selection.names().find(|n| self.servers.get(n).is_none()) {
             return Err(Error::UnknownServer {
-                server: (*unknown).to_owned(),
+                server: one_line(unknown).chars().take(200).collect(),
             });
         }
-        // Configuration order, whatever the order of `names`, so the catalog order is stable.
+        // Configuration order, whatever the order of the selection, so the catalog order is
+        // stable.
         let selected: Vec<&Server> = self
             .servers
             .servers()
             .iter()
-            .filter(|s| names.contains(&s.name()))
+            .filter(|s| selection.names().any(|n| n == s.name()))
             .collect();
-        let opened =
-            futures_util::future::join_all(selected.iter().map(|s| self.open_one(s))).await;
+        let opened = futures_util::future::join_all(
+            selected
+                .iter()
+                .map(|s| self.open_one(s, selection.narrowing(s.name()))),
+        )
+        .await;
         let mut connections = Vec::new();
         let mut tools = Vec::new();
+        let mut dropped = Vec::new();
         let mut instructions = Vec::new();
         let mut failure = None;
         for result in opened {
             match result {
-                Ok((connection, server_tools, server_instructions)) => {
-                    connections.push(connection);
-                    tools.extend(server_tools);
-                    instructions.push(server_instructions);
+                Ok(discovered) => {
+                    connections.push(discovered.connection);
+                    tools.extend(discovered.tools);
+                    dropped.extend(discovered.dropped);
+                    instructions.push(discovered.instructions);
                 }
                 Err(error) => {
                     failure.get_or_insert(error);
                 }
             }
         }
+        let catalog = Catalog::build(tools, instructions, dropped, selection.tool_limit());
+        if failure.is_none() {
+            failure = refused_wanted_tool(&catalog, &selected, selection);
+        }
         let session = Session {
             connections,
-            catalog: Catalog::new(tools, instructions),
+            catalog,
             secrets: self.secrets.clone(),
             timeout: self.servers.timeout(),
         };
@@ -183,32 +306,47 @@ impl Host {
         }
     }
 
-    /// Opens every configured server; see [`Host::open`].
+    /// Opens every configured server; see [`Host::open_selection`].
     ///
     /// # Errors
     ///
-    /// As for [`Host::open`].
+    /// As for [`Host::open_selection`].
     pub async fn open_all(&self) -> Result<Session> {
         let names: Vec<&str> = self.servers.servers().iter().map(Server::name).collect();
         self.open(&names).await
     }
 
-    /// Opens the named servers, runs `work` with the session, and closes the session however
-    /// `work` ends, including by panicking: the child processes are reaped and remote
-    /// sessions ended before the panic continues. Prefer it to [`Host::open`] whenever the
-    /// session's use fits in one async block, because dropping an unclosed [`Session`] kills
-    /// local servers but cannot end remote sessions.
+    /// Opens the named servers, runs `work` with the session, and closes the session
+    /// however `work` ends; see [`Host::scoped_selection`].
     ///
     /// # Errors
     ///
-    /// As for [`Host::open`]; `work`'s own result is returned inside `Ok`.
+    /// As for [`Host::open_selection`]; `work`'s own result is returned inside `Ok`.
     pub async fn scoped<T>(
         &self,
         names: &[&str],
         work: impl AsyncFnOnce(&Session) -> T,
     ) -> Result<T> {
+        self.scoped_selection(&ServerSelection::of(names), work)
+            .await
+    }
+
+    /// Opens the selected servers, runs `work` with the session, and closes the session
+    /// however `work` ends, including by panicking: the child processes are reaped and remote
+    /// sessions ended before the panic continues. Prefer it to [`Host::open_selection`]
+    /// whenever the session's use fits in one async block, because dropping an unclosed
+    /// [`Session`] kills local servers but cannot end remote sessions.
+    ///
+    /// # Errors
+    ///
+    /// As for [`Host::open_selection`]; `work`'s own result is returned inside `Ok`.
+    pub async fn scoped_selection<T>(
+        &self,
+        selection: &ServerSelection,
+        work: impl AsyncFnOnce(&Session) -> T,
+    ) -> Result<T> {
         use futures_util::FutureExt as _;
-        let session = self.open(names).await?;
+        let session = self.open_selection(selection).await?;
         // The session is closed right after, so nothing observes state a panic left behind.
         let outcome = std::panic::AssertUnwindSafe(work(&session))
             .catch_unwind()
@@ -220,10 +358,7 @@ impl Host {
         }
     }
 
-    async fn open_one(
-        &self,
-        server: &Server,
-    ) -> Result<(Connection, Vec<ToolInfo>, ServerInstructions)> {
+    async fn open_one(&self, server: &Server, narrowing: Option<&[String]>) -> Result<Discovered> {
         let timeout = self.servers.timeout();
         let name = server.name();
         let connection = match server.transport() {
@@ -235,8 +370,13 @@ impl Host {
                 self.connect_http(name, url, headers, timeout).await?
             }
         };
-        match discover(&connection, server, &self.secrets, timeout).await {
-            Ok((tools, instructions)) => Ok((connection, tools, instructions)),
+        match discover(&connection, server, narrowing, &self.secrets, timeout).await {
+            Ok((tools, dropped, instructions)) => Ok(Discovered {
+                connection,
+                tools,
+                dropped,
+                instructions,
+            }),
             Err(error) => {
                 connection.close(timeout).await;
                 Err(error)
@@ -280,8 +420,9 @@ impl Host {
                 "the command's stdio is unavailable",
             ));
         };
-        let transport =
-            AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_MESSAGE_BYTES);
+        let transport = ExactReplies::new(
+            AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_MESSAGE_BYTES),
+        );
         let service = match tokio::time::timeout(timeout, client_info().serve(transport)).await {
             Ok(Ok(service)) => service,
             failed => {
@@ -331,7 +472,8 @@ impl Host {
             .session_recovery_timeout(timeout);
         config.retry_config =
             Arc::new(rmcp::transport::common::client_side_sse::NeverRetry::default());
-        let transport = StreamableHttpClientTransport::with_client(client, config);
+        let transport =
+            ExactReplies::new(StreamableHttpClientTransport::with_client(client, config));
         let service = tokio::time::timeout(timeout, client_info().serve(transport))
             .await
             .map_err(|_| Error::unavailable(name, "initialize timed out"))?
@@ -356,8 +498,14 @@ impl Host {
         if rustls::crypto::CryptoProvider::get_default().is_none() {
             return Err(Error::NoCryptoProvider);
         }
+        // No redirects, no retries (reqwest's default policy would resend a request after an
+        // HTTP/2 GOAWAY or REFUSED_STREAM), and no proxy from the process environment
+        // (HTTP_PROXY and friends): a library reads no environment, and a remote server's
+        // credentials must not travel through a proxy the operator did not configure.
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
+            .retry(reqwest::retry::never())
+            .no_proxy()
             .connect_timeout(timeout)
             .tcp_nodelay(true)
             .build()
@@ -438,7 +586,7 @@ impl Session {
         let unknown = || Error::UnknownTool {
             id: self
                 .secrets
-                .redact_text(&id.to_string())
+                .redact_text(&one_line(&id.to_string()))
                 .chars()
                 .take(200)
                 .collect(),
@@ -452,20 +600,45 @@ impl Session {
             .find(|c| c.server == id.server())
             .ok_or_else(unknown)?;
         let params = CallToolRequestParams::new(id.name().to_owned()).with_arguments(arguments);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let peer = connection.service.peer();
-        let reply = tokio::time::timeout(self.timeout, peer.call_tool_once(params)).await;
-        Ok(match reply {
-            Err(_) | Ok(Err(ServiceError::Timeout { .. })) => {
-                CallOutcome::Unknown(UnknownReason::Timeout)
+        let Ok(handle) = peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+        else {
+            return Ok(CallOutcome::Unknown(UnknownReason::Disconnected));
+        };
+        // If the caller drops this future while it waits, the guard still queues a
+        // cancellation (best effort: it cannot wait for the send).
+        let mut guard = CancelOnDrop {
+            peer,
+            id: Some(handle.id.clone()),
+        };
+        let waited = tokio::time::timeout(self.timeout, handle.await_response()).await;
+        let request_id = guard.id.take();
+        let Ok(reply) = waited else {
+            // The MCP cancellation rule: tell the server, by the call's request ID, that the
+            // result will not be used. The outcome stays unknown either way, so the send is
+            // bounded and its failure ignored.
+            if let Some(id) = request_id {
+                let _ = tokio::time::timeout(
+                    self.timeout.min(CLOSE_GRACE),
+                    peer.send_notification(cancellation(id)),
+                )
+                .await;
             }
-            Ok(Err(ServiceError::McpError(error))) => CallOutcome::ToolError(
+            return Ok(CallOutcome::Unknown(UnknownReason::Timeout));
+        };
+        Ok(match reply {
+            Err(ServiceError::Timeout { .. }) => CallOutcome::Unknown(UnknownReason::Timeout),
+            Err(ServiceError::McpError(error)) => CallOutcome::ToolError(
                 ToolOutput::from_rejection(error.code.0, &error.message, &self.secrets),
             ),
-            Ok(Err(ServiceError::UnexpectedResponse)) => {
+            Err(ServiceError::UnexpectedResponse) => {
                 CallOutcome::Unknown(UnknownReason::MalformedReply)
             }
-            Ok(Err(_)) => CallOutcome::Unknown(UnknownReason::Disconnected),
-            Ok(Ok(CallToolResponse::Complete(result))) => serde_json::to_value(&result)
+            Err(_) => CallOutcome::Unknown(UnknownReason::Disconnected),
+            Ok(ServerResult::CallToolResult(result)) => serde_json::to_value(&result)
                 .ok()
                 .and_then(|value| ToolOutput::from_result(&value, &self.secrets))
                 .map_or(
@@ -478,7 +651,7 @@ impl Session {
                         }
                     },
                 ),
-            Ok(Ok(_)) => CallOutcome::Unknown(UnknownReason::MalformedReply),
+            Ok(_) => CallOutcome::Unknown(UnknownReason::MalformedReply),
         })
     }
 
@@ -489,6 +662,30 @@ impl Session {
         let timeout = self.timeout;
         futures_util::future::join_all(self.connections.into_iter().map(|c| c.close(timeout)))
             .await;
+    }
+}
+
+/// `notifications/cancelled` for a request, with [`CANCEL_REASON`].
+fn cancellation(id: RequestId) -> ClientNotification {
+    ClientNotification::CancelledNotification(CancelledNotification::new(
+        CancelledNotificationParam::new(Some(id), Some(CANCEL_REASON.to_owned())),
+    ))
+}
+
+/// Queues a cancellation for a call whose future is dropped while it waits for the reply.
+struct CancelOnDrop<'a> {
+    peer: &'a Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        use futures_util::FutureExt as _;
+        if let Some(id) = self.id.take() {
+            // The first poll puts the notification in the service's queue; the rest of the
+            // future only waits for the send's result, which nobody is left to read.
+            let _ = self.peer.send_notification(cancellation(id)).now_or_never();
+        }
     }
 }
 
@@ -600,12 +797,22 @@ fn client_info() -> ClientConfig {
     )
 }
 
+/// One opened server: its connection, the tools it offers, the listed tools it does not, and
+/// its instructions.
+struct Discovered {
+    connection: Connection,
+    tools: Vec<ToolInfo>,
+    dropped: Vec<DroppedTool>,
+    instructions: ServerInstructions,
+}
+
 async fn discover(
     connection: &Connection,
     server: &Server,
+    narrowing: Option<&[String]>,
     secrets: &Secrets,
     timeout: Duration,
-) -> Result<(Vec<ToolInfo>, ServerInstructions)> {
+) -> Result<(Vec<ToolInfo>, Vec<DroppedTool>, ServerInstructions)> {
     let name = server.name();
     let peer = connection.service.peer();
     let instructions = peer.peer_info().and_then(|info| info.instructions.clone());
@@ -633,20 +840,93 @@ async fn discover(
     if cursor.is_some() {
         return Err(Error::unavailable(name, "tools/list has too many pages"));
     }
-    let mut tools: Vec<ToolInfo> = listed
-        .iter()
-        .filter_map(|tool| ToolInfo::from_listed(name, tool, secrets))
-        .collect();
-    if let Some(allowed) = server.tools() {
-        for wanted in allowed {
-            if !tools.iter().any(|t| t.id().name() == wanted) {
-                return Err(Error::MissingTool {
-                    server: name.to_owned(),
-                    tool: wanted.clone(),
-                });
+    let mut tools = Vec::new();
+    let mut dropped = Vec::new();
+    for tool in &listed {
+        match ToolInfo::from_listed(name, tool, secrets) {
+            Ok(tool) => tools.push(tool),
+            Err(rejected) => dropped.push(rejected),
+        }
+    }
+    if let Some(wanted) = wanted_tools(server, narrowing)? {
+        let mut copies: HashMap<&str, usize> = HashMap::new();
+        for tool in &tools {
+            *copies.entry(tool.id().name()).or_default() += 1;
+        }
+        for tool in &wanted {
+            match copies.get(tool.as_str()) {
+                None => return Err(missing_tool(name, tool)),
+                Some(1) => {}
+                Some(_) => return Err(refused_tool(name, tool, DropReason::RepeatedName)),
             }
         }
-        tools.retain(|t| allowed.iter().any(|a| a == t.id().name()));
+        tools.retain(|t| wanted.iter().any(|w| w == t.id().name()));
     }
-    Ok((tools, instructions))
+    Ok((tools, dropped, instructions))
+}
+
+/// The tools a request asks of a server: its `:tools` allowlist, narrowed by the caller;
+/// `None` for its whole catalog.
+///
+/// # Errors
+///
+/// [`Error::MissingTool`] when the narrowing names a tool the allowlist excludes.
+fn wanted_tools(server: &Server, narrowing: Option<&[String]>) -> Result<Option<Vec<String>>> {
+    Ok(match (server.tools(), narrowing) {
+        (None, None) => None,
+        (Some(allowed), None) => Some(allowed.to_vec()),
+        (None, Some(narrowed)) => Some(narrowed.to_vec()),
+        (Some(allowed), Some(narrowed)) => {
+            if let Some(outside) = narrowed.iter().find(|t| !allowed.contains(t)) {
+                return Err(missing_tool(server.name(), outside));
+            }
+            Some(narrowed.to_vec())
+        }
+    })
+}
+
+/// The first allowlisted or narrowed tool that the catalog dropped for a reason other than
+/// the tool limit, as an error: the request fails rather than silently going without it.
+fn refused_wanted_tool(
+    catalog: &Catalog,
+    selected: &[&Server],
+    selection: &ServerSelection,
+) -> Option<Error> {
+    catalog.dropped().iter().find_map(|dropped| {
+        if dropped.reason() == DropReason::OverLimit {
+            return None;
+        }
+        let server = selected.iter().find(|s| s.name() == dropped.server())?;
+        let wanted = wanted_tools(server, selection.narrowing(server.name()))
+            .ok()
+            .flatten()?;
+        wanted
+            .iter()
+            .any(|w| w == dropped.name())
+            .then(|| refused_tool(dropped.server(), dropped.name(), dropped.reason()))
+    })
+}
+
+fn missing_tool(server: &str, tool: &str) -> Error {
+    Error::MissingTool {
+        server: server.to_owned(),
+        tool: shown_configured_name(tool),
+    }
+}
+
+fn refused_tool(server: &str, tool: &str, reason: DropReason) -> Error {
+    Error::RefusedTool {
+        server: server.to_owned(),
+        tool: shown_configured_name(tool),
+        reason: reason.as_str(),
+    }
+}
+
+/// A tool name from configuration or the caller, safe to put in an error message.
+fn shown_configured_name(tool: &str) -> String {
+    if is_valid_tool_name(tool) {
+        tool.to_owned()
+    } else {
+        shown_name(tool)
+    }
 }

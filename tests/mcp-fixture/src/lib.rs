@@ -1,7 +1,8 @@
 //! An MCP server fixture for exercising `yetibot-mcp-host` over stdio and Streamable HTTP.
 //!
 //! Usage: `mcp-fixture [--http 127.0.0.1:0] [--json] [--page-size N] [--extra N]
-//! [--big-catalog] [--instructions TEXT] [--secret VALUE] [--state-file PATH]`.
+//! [--only-extra] [--big-catalog] [--bad-names] [--instructions TEXT] [--secret VALUE]
+//! [--state-file PATH] [--cancel-log PATH] [--raw MODE]`.
 //!
 //! Without `--http` it speaks MCP on stdin/stdout and writes nothing else there. With
 //! `--http` it serves `/mcp` on the given address (loopback only) and prints one line,
@@ -9,14 +10,30 @@
 //! transport answer with plain JSON bodies instead of SSE streams.
 //!
 //! Tools: `echo`, `hang`, `crash`, `big`, `image`, `secret`, `fail`, `env`,
-//! `client_capabilities`, `deleted_sessions`, `noisy`, `search` (a schema with choices), plus one
-//! `generation_N` tool whose number changes with each session, `--extra N` numbered tools
-//! and, with `--big-catalog`, tools whose descriptions and schemas exceed the host's bounds.
+//! `client_capabilities`, `deleted_sessions`, `noisy`, `search` (a schema with choices),
+//! `account` (properties named like credentials, the secret inside a property description),
+//! plus one `generation_N` tool whose number changes with each session, `--extra N`
+//! numbered tools (`--only-extra`: nothing else), with `--big-catalog` tools whose
+//! descriptions and schemas exceed the host's bounds, and with `--bad-names` tools whose
+//! names break the MCP naming rule or collide.
+//!
+//! `--cancel-log PATH` appends one JSON line (`{"requestId":..,"reason":..}`) for every
+//! `notifications/cancelled` the server receives, written before the message is handled
+//! (over HTTP: before the POST is answered), so a test can read it once the client is done.
+//! `--raw MODE` replaces the `rmcp` server with a hand-written JSON-RPC peer that misbehaves
+//! as [`RawMode`] describes.
+
+mod cancel_log;
+mod raw;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+use cancel_log::{CancelLog, Recording};
+pub use raw::RawMode;
+use rmcp::transport::async_rw::AsyncRwTransport;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ErrorData, ListToolsResult,
@@ -36,6 +53,25 @@ use serde_json::{Value, json};
 /// A short description when the running executable is not in a cargo target directory or the
 /// build fails.
 pub fn build_binary(cargo: &str) -> Result<PathBuf, String> {
+    cargo_build(
+        cargo,
+        &["-p", "mcp-fixture", "--bin", "mcp-fixture"],
+        "mcp-fixture",
+    )
+}
+
+/// Builds an example of a workspace package the same way as [`build_binary`] (a test that
+/// runs only its own target may find it unbuilt) and returns its path.
+///
+/// # Errors
+///
+/// As for [`build_binary`].
+pub fn build_example(cargo: &str, package: &str, example: &str) -> Result<PathBuf, String> {
+    let output = format!("examples/{example}");
+    cargo_build(cargo, &["-p", package, "--example", example], &output)
+}
+
+fn cargo_build(cargo: &str, what: &[&str], output: &str) -> Result<PathBuf, String> {
     let exe = std::env::current_exe().map_err(|_| "the running executable has no path")?;
     let profile_dir = exe
         .parent()
@@ -49,15 +85,30 @@ pub fn build_binary(cargo: &str) -> Result<PathBuf, String> {
         Some(other) => other,
         None => return Err("the profile directory is not UTF-8".into()),
     };
-    let status = Command::new(cargo)
-        .args([
-            "build",
-            "--quiet",
-            "-p",
-            "mcp-fixture",
-            "--bin",
-            "mcp-fixture",
-        ])
+    let mut command = Command::new(cargo);
+    // Cargo gives a test process its own package's variables (CARGO_PKG_NAME and so on).
+    // Build scripts such as ring's ask to rerun when those change, so passing them on would
+    // rebuild half the dependency graph here, and again in the next `cargo test`.
+    for (name, _) in environment() {
+        let per_package = [
+            "CARGO_PKG_",
+            "CARGO_MANIFEST_",
+            "CARGO_CRATE_",
+            "CARGO_BIN_",
+        ]
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
+            || matches!(
+                name.as_str(),
+                "CARGO_PRIMARY_PACKAGE" | "CARGO_TARGET_TMPDIR" | "OUT_DIR"
+            );
+        if per_package {
+            command.env_remove(name);
+        }
+    }
+    let status = command
+        .args(["build", "--quiet"])
+        .args(what)
         .args(["--profile", profile])
         .arg("--target-dir")
         .arg(target_dir)
@@ -65,9 +116,9 @@ pub fn build_binary(cargo: &str) -> Result<PathBuf, String> {
         .status()
         .map_err(|_| "cargo could not be run")?;
     if status.success() {
-        Ok(profile_dir.join("mcp-fixture"))
+        Ok(profile_dir.join(output))
     } else {
-        Err("building the fixture failed".into())
+        Err(format!("building {} failed", what.join(" ")))
     }
 }
 
@@ -90,6 +141,14 @@ pub struct Options {
     pub secret: Option<String>,
     /// A file counting stdio sessions, so the catalog changes between them.
     pub state_file: Option<String>,
+    /// List only the `--extra` numbered tools.
+    pub only_extra: bool,
+    /// Add tools whose names break the MCP naming rule, repeat or collide on the wire.
+    pub bad_names: bool,
+    /// A file that gets one JSON line per `notifications/cancelled` received.
+    pub cancel_log: Option<String>,
+    /// Serve a hand-written, misbehaving JSON-RPC peer instead of the `rmcp` server.
+    pub raw: Option<RawMode>,
 }
 
 /// Parses the arguments and runs the server until its input ends.
@@ -117,9 +176,12 @@ pub fn main_with_args(args: Vec<String>) -> ExitCode {
 ///
 /// Any I/O failure of the transport.
 pub async fn run(options: Options) -> std::io::Result<()> {
-    match options.http.clone() {
-        Some(addr) => serve_http(options, &addr).await,
-        None => serve_stdio(options).await,
+    let log = Arc::new(CancelLog::new(options.cancel_log.clone()));
+    match (options.http.clone(), options.raw) {
+        (Some(addr), None) => serve_http(options, &addr, log).await,
+        (None, None) => serve_stdio(options, log).await,
+        (Some(addr), Some(mode)) => raw::serve_http(mode, &addr, log).await,
+        (None, Some(mode)) => raw::serve_stdio(mode, &log).await,
     }
 }
 
@@ -136,13 +198,17 @@ fn parse(args: Vec<String>) -> Option<Options> {
             "--instructions" => options.instructions = Some(args.next()?),
             "--secret" => options.secret = Some(args.next()?),
             "--state-file" => options.state_file = Some(args.next()?),
+            "--only-extra" => options.only_extra = true,
+            "--bad-names" => options.bad_names = true,
+            "--cancel-log" => options.cancel_log = Some(args.next()?),
+            "--raw" => options.raw = Some(RawMode::parse(&args.next()?)?),
             _ => return None,
         }
     }
     Some(options)
 }
 
-async fn serve_stdio(mut options: Options) -> std::io::Result<()> {
+async fn serve_stdio(mut options: Options, log: Arc<CancelLog>) -> std::io::Result<()> {
     if options.secret.is_none() {
         options.secret = environment()
             .into_iter()
@@ -161,36 +227,36 @@ async fn serve_stdio(mut options: Options) -> std::io::Result<()> {
     };
     let fixture = Fixture {
         options: Arc::new(options),
+        log: Arc::clone(&log),
         generation,
         stdio: true,
         deletes: Arc::new(AtomicUsize::new(0)),
     };
+    let (stdin, stdout) = rmcp::transport::stdio();
+    let transport = Recording {
+        inner: AsyncRwTransport::new_server(stdin, stdout),
+        log,
+    };
     let service = fixture
-        .serve(rmcp::transport::stdio())
+        .serve(transport)
         .await
         .map_err(std::io::Error::other)?;
     service.waiting().await.map_err(std::io::Error::other)?;
     Ok(())
 }
 
-async fn serve_http(options: Options, addr: &str) -> std::io::Result<()> {
+async fn serve_http(options: Options, addr: &str, log: Arc<CancelLog>) -> std::io::Result<()> {
     use hyper_util::rt::TokioIo;
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-    use std::io::Write as _;
 
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    let local = listener.local_addr()?;
-    if !local.ip().is_loopback() {
-        return Err(std::io::Error::other(
-            "the fixture only listens on loopback",
-        ));
-    }
+    let listener = listen_on_loopback(addr).await?;
     let options = Arc::new(options);
     let sessions = Arc::new(AtomicUsize::new(0));
     let deletes = Arc::new(AtomicUsize::new(0));
     let factory_deletes = Arc::clone(&deletes);
     let factory_options = Arc::clone(&options);
+    let factory_log = Arc::clone(&log);
     let config = StreamableHttpServerConfig::default()
         .with_json_response(options.json)
         .with_allowed_hosts(["127.0.0.1", "localhost"]);
@@ -198,6 +264,7 @@ async fn serve_http(options: Options, addr: &str) -> std::io::Result<()> {
         move || {
             Ok(Fixture {
                 options: Arc::clone(&factory_options),
+                log: Arc::clone(&factory_log),
                 generation: sessions.fetch_add(1, Ordering::SeqCst) + 1,
                 stdio: false,
                 deletes: Arc::clone(&factory_deletes),
@@ -206,23 +273,23 @@ async fn serve_http(options: Options, addr: &str) -> std::io::Result<()> {
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    {
-        let mut out = std::io::stdout().lock();
-        writeln!(out, "listening http://{local}/mcp")?;
-        out.flush()?;
-    }
     loop {
         let (stream, _) = listener.accept().await?;
         // Small SSE writes must not wait for delayed acknowledgements.
         stream.set_nodelay(true)?;
         let service = service.clone();
         let deletes = Arc::clone(&deletes);
+        let log = Arc::clone(&log);
         let counted = hyper::service::service_fn(move |request: hyper::Request<_>| {
             let service = service.clone();
+            let log = Arc::clone(&log);
             if request.method() == hyper::Method::DELETE {
                 deletes.fetch_add(1, Ordering::SeqCst);
             }
-            async move { Ok::<_, std::convert::Infallible>(service.handle(request).await) }
+            async move {
+                let request = log.record_request(request).await;
+                Ok::<_, std::convert::Infallible>(service.handle(request).await)
+            }
         });
         tokio::spawn(async move {
             let _ = hyper::server::conn::http1::Builder::new()
@@ -230,6 +297,40 @@ async fn serve_http(options: Options, addr: &str) -> std::io::Result<()> {
                 .await;
         });
     }
+}
+
+/// Names that break the MCP naming rule (`[A-Za-z0-9_.-]`, 1 to 128 characters), a name
+/// listed twice, and two valid names that map to the same wire name (`.` and `_`).
+fn bad_names() -> Vec<String> {
+    vec![
+        "\u{435}cho".to_owned(),             // Cyrillic "е": looks like "echo"
+        "ec\u{200b}ho".to_owned(),           // zero-width space
+        "echo\u{202e}txt".to_owned(),        // right-to-left override
+        "\u{1b}[31mred\u{1b}[0m".to_owned(), // ANSI colour
+        "split\n`fx/forged` — a forged row".to_owned(),
+        "n".repeat(5_000),
+        String::new(),
+        "twice".to_owned(),
+        "twice".to_owned(),
+        "wire.name".to_owned(),
+        "wire_name".to_owned(),
+    ]
+}
+
+/// Binds `addr`, refuses anything but loopback, and announces the endpoint on stdout.
+async fn listen_on_loopback(addr: &str) -> std::io::Result<tokio::net::TcpListener> {
+    use std::io::Write as _;
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let local = listener.local_addr()?;
+    if !local.ip().is_loopback() {
+        return Err(std::io::Error::other(
+            "the fixture only listens on loopback",
+        ));
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "listening http://{local}/mcp")?;
+    out.flush()?;
+    Ok(listener)
 }
 
 /// The fixture's whole environment: it reports what it was given, which is what tests check.
@@ -244,6 +345,7 @@ fn environment() -> Vec<(String, String)> {
 #[derive(Debug, Clone)]
 struct Fixture {
     options: Arc<Options>,
+    log: Arc<CancelLog>,
     generation: usize,
     stdio: bool,
     deletes: Arc<AtomicUsize>,
@@ -283,9 +385,28 @@ impl Fixture {
                 "required": ["mode"],
                 "oneOf": [{"required": ["query"]}, {"required": ["url"]}]
             }}),
+            json!({"name": "account", "description": "Look up an account.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "key": {"type": "string", "description": format!(
+                        "The API key, such as {}", self.options.secret.as_deref().unwrap_or("none"))},
+                    "token": {"type": "string"},
+                    "account_id": {"type": "string", "pattern": "^[0-9]+$"}
+                },
+                "required": ["account_id"]
+            }}),
             json!({"name": format!("generation_{}", self.generation),
                    "description": "Exists only in this session.", "inputSchema": empty}),
         ];
+        if self.options.only_extra {
+            tools.clear();
+        }
+        if self.options.bad_names {
+            tools.extend(bad_names().into_iter().map(|name| {
+                json!({"name": name, "description": "A badly named tool.", "inputSchema": empty})
+            }));
+        }
         for i in 0..self.options.extra {
             tools.push(json!({"name": format!("extra_{i:03}"), "description": "Numbered tool.", "inputSchema": empty}));
         }
@@ -414,6 +535,10 @@ impl ServerHandler for Fixture {
                 .unwrap_or_default();
             json!({"content": [{"type": "text", "text": capabilities}]})
         } else {
+            if request.name == "hang" {
+                self.log
+                    .note_hang(serde_json::to_value(&context.id).unwrap_or_default());
+            }
             self.call(&request.name, &args).await
         };
         let result: CallToolResult = serde_json::from_value(value)

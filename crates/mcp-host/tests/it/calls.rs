@@ -151,3 +151,47 @@ async fn no_client_capabilities_are_advertised() {
     }
     session.close().await;
 }
+
+/// Checks the fixture's record: one `hang` call, then exactly one cancellation naming that
+/// call's request ID (same JSON type) with a reason.
+pub(crate) fn assert_hang_was_cancelled(log: &crate::support::TempFile) {
+    let lines = log.lines();
+    let hung: Vec<&serde_json::Value> = lines.iter().filter_map(|l| l.get("hang")).collect();
+    assert_eq!(hung.len(), 1, "{lines:?}");
+    let cancelled: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|l| l.get("requestId").is_some())
+        .collect();
+    assert_eq!(cancelled.len(), 1, "{lines:?}");
+    assert_eq!(&cancelled[0]["requestId"], hung[0], "{lines:?}");
+    assert!(
+        cancelled[0]["reason"]
+            .as_str()
+            .is_some_and(|r| !r.is_empty()),
+        "{lines:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hung_call_sends_notifications_cancelled() {
+    let log = crate::support::TempFile::new("cancel-stdio");
+    let host = host(&[stdio_config("fx", &["--cancel-log", &log.arg()])], 1_000);
+    let session = host.open(&["fx"]).await.expect("opens");
+    let outcome = session.call(&id("hang"), "{}").await.expect("sent");
+    assert_eq!(outcome, CallOutcome::Unknown(UnknownReason::Timeout));
+    session.close().await;
+    assert_hang_was_cancelled(&log);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn result_display_text_has_no_escapes_while_the_model_text_is_unchanged() {
+    let (_host, session) = open(10_000).await;
+    let hostile = "ok\u{1b}[2J\u{1b}]8;;https://x\u{7}link\u{200b}\u{202e}";
+    let arguments = serde_json::json!({ "text": hostile }).to_string();
+    let outcome = session.call(&id("echo"), &arguments).await.expect("sent");
+    let output = outcome.output().expect("answered");
+    assert_eq!(output.untrusted_text(), hostile);
+    assert_eq!(output.display_text(), "oklink");
+    assert_eq!(outcome.to_json()["text"], "oklink");
+    session.close().await;
+}

@@ -169,3 +169,63 @@ async fn a_panicking_caller_still_ends_the_remote_session() {
         "the panicked session was ended"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hung_call_sends_notifications_cancelled_over_http() {
+    let log = crate::support::TempFile::new("cancel-http");
+    let fixture = HttpFixture::start(&["--cancel-log", &log.arg()]).await;
+    let host = host(&[http_config("web", &fixture.url, &[])], 1_000);
+    let session = host.open(&["web"]).await.expect("opens");
+    let outcome = session
+        .call(&ToolId::new("web", "hang"), "{}")
+        .await
+        .expect("sent");
+    assert_eq!(outcome, CallOutcome::Unknown(UnknownReason::Timeout));
+    session.close().await;
+    crate::calls::assert_hang_was_cancelled(&log);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proxy_variables_of_the_process_environment_are_ignored() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let fixture = HttpFixture::start(&[]).await;
+    // A "proxy" that counts connections and answers none of them.
+    let proxy = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("binds");
+    let proxy_url = format!("http://{}", proxy.local_addr().expect("addr"));
+    let connections = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&connections);
+    let proxy_task = tokio::spawn(async move {
+        while let Ok((stream, _)) = proxy.accept().await {
+            counter.fetch_add(1, Ordering::SeqCst);
+            drop(stream);
+        }
+    });
+    // The example CLI runs in a child process whose environment names the proxy; this test
+    // process's own environment is left alone.
+    let cli = crate::support::cli_bin();
+    let mut command = tokio::process::Command::new(cli);
+    command
+        .args(["--http", &fixture.url, "--timeout-ms", "10000", "list"])
+        .env_clear()
+        .kill_on_drop(true);
+    for name in [
+        "HTTP_PROXY",
+        "http_proxy",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ] {
+        command.env(name, &proxy_url);
+    }
+    let output = command.output().await.expect("the CLI runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    assert!(stdout.contains("`cli/echo` — "), "{stdout}");
+    assert_eq!(connections.load(Ordering::SeqCst), 0);
+    proxy_task.abort();
+}

@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 use yetibot_mcp_host::{
     Catalog, Error, ServerInstructions, ToolInfo, aggregate_data, focused_help, lookup,
-    summary_row, summary_rows,
+    summary_row, summary_rows, tool_data,
 };
 use yetibot_redaction::Secrets;
 
@@ -164,4 +164,57 @@ fn server_rows_show_kind_and_allowlist_but_no_connection_settings() {
             "`local` — local (stdio), tools: a, b",
         ]
     );
+}
+
+#[test]
+fn control_zero_width_and_bidi_characters_never_reach_a_listing() {
+    let hostile = "Search\u{1b}[2J\u{1b}]0;pwned\u{7} the\u{200b} web\u{202e}\nline two\u{1b}[31m";
+    let listed = json!({"name": "search", "title": "T\u{1b}[1mitle\u{2066}",
+        "description": hostile,
+        "inputSchema": {"type": "object", "properties": {
+            "q\u{202e}x": {"type": "string\u{1b}[0m", "description": "what\nto\u{200d} find",
+                           "enum": ["a\u{1b}[5mb"]}}}});
+    let tool = tool("exa", listed);
+    // The model gets the text exactly as listed.
+    assert_eq!(tool.description(), hostile);
+    assert_eq!(
+        tool.input_schema().expect("kept")["properties"]["q\u{202e}x"]["enum"][0],
+        "a\u{1b}[5mb"
+    );
+    // People get it without escapes, controls or invisible characters.
+    assert_eq!(tool.display_description(), "Search the web\nline two");
+    assert_eq!(summary_row(&tool), "`exa/search` — Search the web line two");
+    let help = focused_help(&tool);
+    assert!(
+        help.starts_with("`exa/search` — Title\nSearch the web\nline two\n"),
+        "{help}"
+    );
+    assert!(
+        help.contains("- qx (string, one of: ab): what to find\n"),
+        "{help}"
+    );
+    let data = tool_data(&tool);
+    assert_eq!(data["description"], "Search the web\nline two");
+    assert_eq!(data["title"], "Title");
+
+    let instructions = ServerInstructions::new(
+        "exa",
+        Some("Obey\u{1b}[8m hidden\u{e0041}"),
+        &Secrets::empty(),
+    );
+    assert_eq!(instructions.untrusted_text(), Some("Obey hidden"));
+}
+
+#[test]
+fn a_secret_split_by_invisible_characters_is_redacted_in_display_text() {
+    let secrets = Secrets::new(["listing-secret-123"]).expect("builds");
+    let listed = json!({"name": "t", "description": "key listing-\u{200b}secret\u{1b}[0m-123"});
+    let tool = ToolInfo::from_listed("s", &listed, &secrets).expect("named");
+    assert_eq!(tool.display_description(), "key [redacted]");
+}
+
+#[test]
+fn lookup_errors_show_sanitized_selectors() {
+    let error = lookup(&catalog(), "nope\u{1b}[31m\u{202e}\nrow").expect_err("no match");
+    assert_eq!(error.to_string(), r#"no tool matches "nope row""#);
 }

@@ -106,3 +106,46 @@ pub(crate) fn group_ended(pgid: u32) -> bool {
         fields.get(2) != Some(&pgid.to_string().as_str()) || fields.first() == Some(&"Z")
     })
 }
+
+/// A fresh path in the temporary directory for a fixture's record file, removed on drop.
+pub(crate) struct TempFile(pub(crate) PathBuf);
+
+impl TempFile {
+    pub(crate) fn new(label: &str) -> Self {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let path =
+            std::env::temp_dir().join(format!("mcp-host-{label}-{}-{n}.jsonl", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        Self(path)
+    }
+
+    pub(crate) fn arg(&self) -> String {
+        self.0.display().to_string()
+    }
+
+    /// The JSON lines written so far.
+    pub(crate) fn lines(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(&self.0)
+            .unwrap_or_default()
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("the fixture writes JSON lines"))
+            .collect()
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// The `mcp-cli` example, built by this test run.
+pub(crate) fn cli_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        mcp_fixture::build_example(env!("CARGO"), "yetibot-mcp-host", "mcp-cli")
+            .expect("the example builds")
+    })
+}
