@@ -1,7 +1,7 @@
 //! The tools offered to the model in one request, and the wire-safe function names that map
 //! the model's calls back to them.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use serde_json::Value;
@@ -91,7 +91,9 @@ impl Catalog {
     ///
     /// # Errors
     ///
-    /// [`Error::DuplicateTool`] when one ID appears twice, and [`Error::TooManyTools`] past
+    /// [`Error::DuplicateTool`] when one ID appears twice, [`Error::FunctionNameCollision`]
+    /// when two tools would reach the model under one function name (a suffix would let a
+    /// call meant for one run the other), and [`Error::TooManyTools`] past
     /// [`MAX_TOOLS`]: the request fails and asks the operator to narrow the allowlists
     /// rather than silently dropping tools the model might need (which ones to drop would be
     /// an arbitrary choice, and the answer could then look complete when it is not).
@@ -100,13 +102,20 @@ impl Catalog {
             return Err(Error::TooManyTools { count: specs.len() });
         }
         let mut ids = HashSet::new();
-        let mut names = HashSet::new();
+        let mut names: HashMap<String, ToolId> = HashMap::new();
         let mut tools = Vec::with_capacity(specs.len());
         for spec in specs {
             if !ids.insert(spec.id.clone()) {
                 return Err(Error::DuplicateTool(spec.id.to_string()));
             }
-            let function_name = unique_function_name(&spec.id, &mut names);
+            let function_name = function_name(&spec.id);
+            if let Some(first) = names.get(&function_name) {
+                return Err(Error::FunctionNameCollision {
+                    first: first.to_string(),
+                    second: spec.id.to_string(),
+                });
+            }
+            names.insert(function_name.clone(), spec.id.clone());
             tools.push(ToolDefinition {
                 function_name,
                 id: spec.id,
@@ -142,9 +151,12 @@ impl Catalog {
     }
 }
 
-/// `source__name` with characters outside `[A-Za-z0-9_-]` replaced by `_`, cut to 64 bytes,
-/// and given a numeric suffix if that collides with an earlier tool.
-fn unique_function_name(id: &ToolId, taken: &mut HashSet<String>) -> String {
+/// The function name a tool is offered under: `source__name` with characters outside
+/// `[A-Za-z0-9_-]` replaced by `_`, cut to 64 bytes. It is the same mapping as
+/// `yetibot_mcp_host::function_name`, which this crate cannot call (it knows no MCP); the
+/// workspace tests check that the two agree on arbitrary names.
+#[must_use]
+pub fn function_name(id: &ToolId) -> String {
     let clean = |s: &str| -> String {
         s.chars()
             .map(|c| {
@@ -156,19 +168,10 @@ fn unique_function_name(id: &ToolId, taken: &mut HashSet<String>) -> String {
             })
             .collect()
     };
-    let base: String = format!("{}__{}", clean(&id.source), clean(&id.name))
-        .chars()
-        .take(MAX_FUNCTION_NAME)
-        .collect();
-    let mut candidate = base.clone();
-    let mut n = 2usize;
-    while !taken.insert(candidate.clone()) {
-        let suffix = format!("_{n}");
-        let keep = MAX_FUNCTION_NAME - suffix.len();
-        candidate = format!("{}{suffix}", &base[..base.len().min(keep)]);
-        n += 1;
-    }
-    candidate
+    let mut wire = format!("{}__{}", clean(&id.source), clean(&id.name));
+    // Every character is ASCII now, so any byte index is a character boundary.
+    wire.truncate(MAX_FUNCTION_NAME);
+    wire
 }
 
 #[cfg(test)]
@@ -184,15 +187,13 @@ mod tests {
     }
 
     #[test]
-    fn function_names_are_wire_safe_and_unique() {
+    fn function_names_are_wire_safe() {
         let long = "x".repeat(80);
         let catalog = Catalog::new(vec![
             spec("yetibot", "help"),
             spec("tavily", "tavily-search"),
             spec("a.b", "c"),
-            spec("a_b", "c"),
             spec("srv", &long),
-            spec("srv", &format!("{long}y")),
         ])
         .unwrap();
         let names: Vec<&str> = catalog
@@ -201,13 +202,8 @@ mod tests {
             .map(|d| d.function_name.as_str())
             .collect();
         assert_eq!(
-            &names[..4],
-            [
-                "yetibot__help",
-                "tavily__tavily-search",
-                "a_b__c",
-                "a_b__c_2"
-            ]
+            &names[..3],
+            ["yetibot__help", "tavily__tavily-search", "a_b__c"]
         );
         for name in &names {
             assert!(
@@ -217,14 +213,28 @@ mod tests {
                         .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
             );
         }
-        assert_ne!(names[4], names[5]);
-        assert_eq!(
-            catalog
-                .resolve("a_b__c_2")
-                .map(|d| d.id.to_string())
-                .as_deref(),
-            Some("a_b/c")
-        );
+    }
+
+    /// Two tools that map to one function name used to get `_2` suffixes, so a call could
+    /// be read as meant for the other tool; the catalog is refused instead.
+    #[test]
+    fn wire_name_collisions_are_refused_not_suffixed() {
+        let long = "x".repeat(80);
+        for (a, b) in [
+            (spec("a.b", "c"), spec("a_b", "c")),
+            (spec("srv", &long), spec("srv", &format!("{long}y"))),
+        ] {
+            let (first, second) = (a.id.to_string(), b.id.to_string());
+            match Catalog::new(vec![a, b]) {
+                Err(Error::FunctionNameCollision {
+                    first: f,
+                    second: s,
+                }) => {
+                    assert_eq!((f, s), (first, second));
+                }
+                other => panic!("expected a collision, got {other:?}"),
+            }
+        }
     }
 
     #[test]

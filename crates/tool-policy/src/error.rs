@@ -43,6 +43,14 @@ pub enum Error {
     /// A trusted identity was built with an empty or whitespace-only user ID.
     #[error("a trusted identity needs a nonblank platform user ID")]
     BlankUserId,
+    /// Two tools map to the same function name on the wire.
+    #[error("tools {first} and {second} would share one function name; rename or drop one")]
+    FunctionNameCollision {
+        /// The tool listed first.
+        first: String,
+        /// The tool that collides with it.
+        second: String,
+    },
     /// The same tool ID was listed twice.
     #[error("tool {0} is listed twice")]
     DuplicateTool(String),

@@ -18,7 +18,7 @@ pub use access::{
 };
 pub use arguments::Arguments;
 pub use budget::{CallBudget, FlagProblem, ToolFlags};
-pub use catalog::{Catalog, MAX_TOOLS, ToolDefinition, ToolId, ToolSpec};
+pub use catalog::{Catalog, MAX_TOOLS, ToolDefinition, ToolId, ToolSpec, function_name};
 pub use config::{
     AdapterKind, FALLBACK_TOOL_CALLS, GithubPolicy, KnownNames, MAX_TOOL_CALLS, NATIVE_TOOL_NAMES,
     PolicyConfig, ProviderModels, ProviderModelsConfig, ServerRef, ServerRefConfig, ToolPolicy,
