@@ -3,10 +3,11 @@
 
 use std::borrow::Cow;
 use std::ops::Range;
+use std::sync::OnceLock;
 
 use aho_corasick::automaton::{Automaton, OverlappingState};
 use aho_corasick::nfa::contiguous;
-use aho_corasick::{Input, MatchKind, Span, StartKind, dfa, packed};
+use aho_corasick::{Anchored, Input, MatchKind, Span, StartKind, dfa, packed};
 
 use crate::error::{Error, Result};
 use crate::secret::REDACTED;
@@ -19,10 +20,60 @@ pub(crate) struct Matcher {
     /// the automaton has no prefilter of its own; empty when the engine searches alone.
     groups: Vec<packed::Searcher>,
     max_len: usize,
-    /// The patterns, sorted, for the prefix questions a continuing text asks.
+    /// The patterns, sorted.
     patterns: Vec<Box<str>>,
-    /// Which bytes begin some pattern.
-    first_bytes: [bool; 256],
+    /// What answers the prefix questions a continuing text asks; built on first use, since
+    /// only streams ask them.
+    prefixes: OnceLock<Option<Prefixes>>,
+}
+
+/// Which strings begin a pattern.
+struct Prefixes {
+    /// Which bytes, and which pairs of bytes, begin some pattern: a bit set indexed by the
+    /// byte, and by 256 plus the pair's two bytes as a 16-bit number.
+    starts: Box<[u64]>,
+    /// An automaton that only matches from where it starts.
+    anchored: contiguous::NFA,
+}
+
+impl Prefixes {
+    fn build(patterns: &[Box<str>]) -> Option<Self> {
+        let anchored = contiguous::NFA::builder()
+            .match_kind(MatchKind::Standard)
+            .build(patterns.iter().map(|p| p.as_bytes()))
+            .ok()?;
+        let mut starts = vec![0_u64; (256 + 65536) / 64].into_boxed_slice();
+        for pattern in patterns {
+            let bytes = pattern.as_bytes();
+            for bit in [
+                bytes.first().map(|&b| usize::from(b)),
+                pair(bytes).map(|p| 256 + p),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                starts[bit / 64] |= 1 << (bit % 64);
+            }
+        }
+        Some(Self { starts, anchored })
+    }
+
+    /// Whether some pattern begins with `text` (non-empty), or `text` begins with a pattern.
+    fn begins(&self, text: &[u8]) -> bool {
+        let bit = pair(text).map_or(usize::from(text[0]), |p| 256 + p);
+        if self.starts[bit / 64] & 1 << (bit % 64) == 0 {
+            return false;
+        }
+        let Ok(start) = self.anchored.start_state(Anchored::Yes) else {
+            return true;
+        };
+        text.iter()
+            .try_fold(start, |state, &byte| {
+                let next = self.anchored.next_state(Anchored::Yes, state, byte);
+                (!self.anchored.is_dead(next)).then_some(next)
+            })
+            .is_some()
+    }
 }
 
 impl Matcher {
@@ -37,18 +88,12 @@ impl Matcher {
         } else {
             packed_groups(&patterns)
         };
-        let mut first_bytes = [false; 256];
-        for pattern in &patterns {
-            if let Some(&byte) = pattern.as_bytes().first() {
-                first_bytes[usize::from(byte)] = true;
-            }
-        }
         Ok(Self {
             max_len: patterns.iter().map(String::len).max().unwrap_or(0),
             engine,
             groups,
             patterns: patterns.into_iter().map(String::into_boxed_str).collect(),
-            first_bytes,
+            prefixes: OnceLock::new(),
         })
     }
 
@@ -105,23 +150,32 @@ impl Matcher {
         }
     }
 
-    /// Where the longest suffix of `hay` that a longer pattern begins with starts: the
-    /// earliest point at which an occurrence that needs more input could begin.
+    /// Where the longest suffix of `hay` that begins a pattern starts: the earliest point
+    /// at which an occurrence that needs more input could begin.
+    ///
+    /// The suffix may also be a whole pattern; such an occurrence is complete but ends with
+    /// the text, so the next chunk could still touch it. Only the last `max_len - 1` bytes
+    /// are tried: each start is first looked up among the patterns' first two bytes, and
+    /// only then checked by walking the anchored automaton until it dies.
     fn partial(&self, hay: &[u8]) -> Option<usize> {
         let from = hay.len().saturating_sub(self.max_len.saturating_sub(1));
-        (from..hay.len()).find(|&at| {
-            let tail = &hay[at..];
-            if !self.first_bytes[usize::from(tail[0])] {
-                return false;
-            }
-            // Patterns beginning with `tail` sort together right from the first one not
-            // below it; if that one is `tail` itself, a longer one can only be next.
-            let first = self.patterns.partition_point(|p| p.as_bytes() < tail);
-            self.patterns[first..]
-                .iter()
-                .take(2)
-                .any(|p| p.len() > tail.len() && p.as_bytes().starts_with(tail))
-        })
+        let prefixes = self
+            .prefixes
+            .get_or_init(|| Prefixes::build(&self.patterns));
+        let Some(prefixes) = prefixes else {
+            // Cannot happen when the main automaton compiled; holding back the most that
+            // could matter is still correct.
+            return (from < hay.len()).then_some(from);
+        };
+        (from..hay.len()).find(|&at| prefixes.begins(&hay[at..]))
+    }
+}
+
+/// The first two bytes of `bytes` as one number, if it has two.
+fn pair(bytes: &[u8]) -> Option<usize> {
+    match bytes {
+        [first, second, ..] => Some(usize::from(*first) << 8 | usize::from(*second)),
+        _ => None,
     }
 }
 
@@ -443,14 +497,13 @@ fn push(found: &mut Vec<Range<usize>>, range: Range<usize>) {
 /// marker.
 fn merge(ranges: &mut Vec<Range<usize>>) {
     ranges.sort_unstable_by_key(|r| r.start);
-    let mut merged: Vec<Range<usize>> = Vec::with_capacity(ranges.len());
-    for range in ranges.drain(..) {
-        match merged.last_mut() {
-            Some(last) if range.start <= last.end => last.end = last.end.max(range.end),
-            _ => merged.push(range),
+    ranges.dedup_by(|next, kept| {
+        let joins = next.start <= kept.end;
+        if joins {
+            kept.end = kept.end.max(next.end);
         }
-    }
-    *ranges = merged;
+        joins
+    });
 }
 
 /// `text` with each (sorted, disjoint) range replaced by the marker.
