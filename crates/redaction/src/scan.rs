@@ -27,55 +27,6 @@ pub(crate) struct Matcher {
     prefixes: OnceLock<Option<Prefixes>>,
 }
 
-/// Which strings begin a pattern.
-struct Prefixes {
-    /// Which bytes, and which pairs of bytes, begin some pattern: a bit set indexed by the
-    /// byte, and by 256 plus the pair's two bytes as a 16-bit number.
-    starts: Box<[u64]>,
-    /// An automaton that only matches from where it starts.
-    anchored: contiguous::NFA,
-}
-
-impl Prefixes {
-    fn build(patterns: &[Box<str>]) -> Option<Self> {
-        let anchored = contiguous::NFA::builder()
-            .match_kind(MatchKind::Standard)
-            .build(patterns.iter().map(|p| p.as_bytes()))
-            .ok()?;
-        let mut starts = vec![0_u64; (256 + 65536) / 64].into_boxed_slice();
-        for pattern in patterns {
-            let bytes = pattern.as_bytes();
-            for bit in [
-                bytes.first().map(|&b| usize::from(b)),
-                pair(bytes).map(|p| 256 + p),
-            ]
-            .into_iter()
-            .flatten()
-            {
-                starts[bit / 64] |= 1 << (bit % 64);
-            }
-        }
-        Some(Self { starts, anchored })
-    }
-
-    /// Whether some pattern begins with `text` (non-empty), or `text` begins with a pattern.
-    fn begins(&self, text: &[u8]) -> bool {
-        let bit = pair(text).map_or(usize::from(text[0]), |p| 256 + p);
-        if self.starts[bit / 64] & 1 << (bit % 64) == 0 {
-            return false;
-        }
-        let Ok(start) = self.anchored.start_state(Anchored::Yes) else {
-            return true;
-        };
-        text.iter()
-            .try_fold(start, |state, &byte| {
-                let next = self.anchored.next_state(Anchored::Yes, state, byte);
-                (!self.anchored.is_dead(next)).then_some(next)
-            })
-            .is_some()
-    }
-}
-
 impl Matcher {
     /// Compiles `patterns` (non-empty, distinct, sorted) into one automaton.
     pub(crate) fn build(patterns: Vec<String>) -> Result<Self> {
@@ -168,6 +119,55 @@ impl Matcher {
             return (from < hay.len()).then_some(from);
         };
         (from..hay.len()).find(|&at| prefixes.begins(&hay[at..]))
+    }
+}
+
+/// Which strings begin a pattern.
+struct Prefixes {
+    /// Which bytes, and which pairs of bytes, begin some pattern: a bit set indexed by the
+    /// byte, and by 256 plus the pair's two bytes as a 16-bit number.
+    starts: Box<[u64]>,
+    /// An automaton that only matches from where it starts.
+    anchored: contiguous::NFA,
+}
+
+impl Prefixes {
+    fn build(patterns: &[Box<str>]) -> Option<Self> {
+        let anchored = contiguous::NFA::builder()
+            .match_kind(MatchKind::Standard)
+            .build(patterns.iter().map(|p| p.as_bytes()))
+            .ok()?;
+        let mut starts = vec![0_u64; (256 + 65536) / 64].into_boxed_slice();
+        for pattern in patterns {
+            let bytes = pattern.as_bytes();
+            for bit in [
+                bytes.first().map(|&b| usize::from(b)),
+                pair(bytes).map(|p| 256 + p),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                starts[bit / 64] |= 1 << (bit % 64);
+            }
+        }
+        Some(Self { starts, anchored })
+    }
+
+    /// Whether some pattern begins with `text`, which must not be empty.
+    fn begins(&self, text: &[u8]) -> bool {
+        let bit = pair(text).map_or(usize::from(text[0]), |p| 256 + p);
+        if self.starts[bit / 64] & 1 << (bit % 64) == 0 {
+            return false;
+        }
+        let Ok(start) = self.anchored.start_state(Anchored::Yes) else {
+            return true;
+        };
+        text.iter()
+            .try_fold(start, |state, &byte| {
+                let next = self.anchored.next_state(Anchored::Yes, state, byte);
+                (!self.anchored.is_dead(next)).then_some(next)
+            })
+            .is_some()
     }
 }
 

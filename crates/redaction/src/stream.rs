@@ -4,7 +4,6 @@
 use std::fmt;
 
 use crate::scan::{End, splice};
-use crate::secret::REDACTED;
 use crate::secrets::Secrets;
 use crate::view::{MAX_SPREAD, MAX_UNIT};
 
@@ -70,30 +69,21 @@ impl StreamRedactor {
         };
         let found = scan.find(&self.pending, self.covered, End::Open);
         let settled = found.settled;
-        let mut out = String::new();
-        let mut copied = 0;
-        let mut covered = None;
-        for range in &found.ranges {
-            if range.end < settled {
-                out.push_str(&self.pending[copied..range.start]);
-                out.push_str(REDACTED);
-                copied = range.end;
-            } else {
-                // A range that reaches the settled point may still grow, or touch the next
-                // one and share its marker: publish up to it and remember it.
-                if range.start < settled || (range.start == 0 && self.covered.is_some()) {
-                    out.push_str(&self.pending[copied..range.start]);
-                    covered = Some(range.end - settled);
-                    copied = settled;
-                }
-                break;
-            }
-        }
-        if covered.is_none() {
-            out.push_str(&self.pending[copied..settled]);
-        }
+        // Ranges that end before the settled point are final. The next one, if it reaches
+        // the settled point, may still grow or touch the next chunk's first occurrence and
+        // share its marker: publish up to it and remember it instead.
+        let finals = found.ranges.partition_point(|r| r.end < settled);
+        let open = found.ranges.get(finals).filter(|r| {
+            r.start < settled || (r.start == 0 && self.covered.is_some())
+        });
+        // Ranges begin at character boundaries; flooring only keeps a future bug from
+        // becoming a panic on someone's reply.
+        let published = self
+            .pending
+            .floor_char_boundary(open.map_or(settled, |r| r.start));
+        let out = splice(&self.pending[..published], &found.ranges[..finals]);
+        self.covered = open.map(|r| r.end - settled);
         self.pending.drain(..settled);
-        self.covered = covered;
         out
     }
 
