@@ -48,11 +48,6 @@ impl Matcher {
         })
     }
 
-    /// How many patterns the matcher searches for.
-    pub(crate) fn len(&self) -> usize {
-        self.patterns.len()
-    }
-
     /// The patterns, in sorted order.
     pub(crate) fn patterns(&self) -> impl Iterator<Item = &str> {
         self.patterns.iter().map(|p| &**p)

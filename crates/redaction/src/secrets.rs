@@ -2,7 +2,7 @@
 //! decides which strings are safe to search for.
 
 use std::borrow::Cow;
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -36,6 +36,7 @@ impl Secrets {
         Self {
             base: Arc::new(Set {
                 matcher: None,
+                added: Box::default(),
                 ignored: 0,
             }),
             extra: None,
@@ -96,18 +97,18 @@ impl Secrets {
         let mut builder = SecretsBuilder::new();
         if let Some(set) = &self.extra {
             builder.ignored = set.ignored;
+            let patterns = set.matcher.iter().flat_map(Matcher::patterns);
             builder.values.extend(
-                set.matcher
-                    .iter()
-                    .flat_map(Matcher::patterns)
-                    .map(str::to_owned),
+                patterns
+                    .zip(set.added.iter().copied())
+                    .map(|(pattern, added)| (pattern.to_owned(), added)),
             );
         }
         for secret in extra {
             builder.add_credential(secret);
         }
         if let Some(base) = &self.base.matcher {
-            builder.values.retain(|value| !base.has(value));
+            builder.values.retain(|value, _| !base.has(value));
         }
         let set = builder.compile()?;
         let extra = (set.matcher.is_some() || set.ignored > 0).then(|| Arc::new(set));
@@ -117,8 +118,8 @@ impl Secrets {
         })
     }
 
-    /// How many distinct strings the set searches for. A credential can contribute more
-    /// than one: see [`SecretsBuilder`].
+    /// How many distinct values the set redacts, counting the values added, not the parts
+    /// of them it also searches for (see [`SecretsBuilder::add_credential`]).
     pub fn len(&self) -> usize {
         self.sets().map(Set::len).sum()
     }
@@ -211,7 +212,9 @@ impl fmt::Debug for Secrets {
 /// Duplicates are kept once. `Debug` shows only counts.
 #[derive(Default)]
 pub struct SecretsBuilder {
-    values: BTreeSet<String>,
+    /// Every string to search for, and whether it was added as a value in its own right
+    /// rather than derived from one.
+    values: BTreeMap<String, bool>,
     ignored: usize,
 }
 
@@ -237,7 +240,7 @@ impl SecretsBuilder {
     pub fn add_credential(&mut self, secret: &Secret) -> &mut Self {
         self.add(secret);
         for part in credential::parts(secret.expose()) {
-            self.insert(&part);
+            self.insert(&part, false);
         }
         self
     }
@@ -247,7 +250,7 @@ impl SecretsBuilder {
     /// The value is matched exactly, with no trimming or case folding. Values that break
     /// the rules in the type's documentation are counted in [`Secrets::ignored`] instead.
     pub fn add_str(&mut self, value: &str) -> &mut Self {
-        if !self.insert(value) {
+        if !self.insert(value, true) {
             self.ignored += 1;
         }
         self
@@ -266,15 +269,20 @@ impl SecretsBuilder {
         })
     }
 
-    /// Keeps `value` (and its core, if that differs) if the rules allow it.
-    fn insert(&mut self, value: &str) -> bool {
+    /// Keeps `value` (and its core, if that differs) if the rules allow it; `added` says
+    /// whether it counts as a value of its own.
+    fn insert(&mut self, value: &str, added: bool) -> bool {
         let core = core(value);
         if !searchable(value) || !searchable(core) {
             return false;
         }
-        for kept in [value, core] {
-            if !self.values.contains(kept) {
-                self.values.insert(kept.to_owned());
+        if core != value && !self.values.contains_key(core) {
+            self.values.insert(core.to_owned(), false);
+        }
+        match self.values.get_mut(value) {
+            Some(own) => *own |= added,
+            None => {
+                self.values.insert(value.to_owned(), added);
             }
         }
         true
@@ -284,10 +292,11 @@ impl SecretsBuilder {
         let matcher = if self.values.is_empty() {
             None
         } else {
-            Some(Matcher::build(self.values.iter().cloned().collect())?)
+            Some(Matcher::build(self.values.keys().cloned().collect())?)
         };
         Ok(Set {
             matcher,
+            added: self.values.values().copied().collect(),
             ignored: self.ignored,
         })
     }
@@ -296,7 +305,7 @@ impl SecretsBuilder {
 impl fmt::Debug for SecretsBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SecretsBuilder")
-            .field("len", &self.values.len())
+            .field("len", &self.values.values().filter(|&&added| added).count())
             .field("ignored", &self.ignored)
             .finish()
     }
@@ -335,12 +344,14 @@ fn core(value: &str) -> &str {
 /// One compiled part of a [`Secrets`] set.
 struct Set {
     matcher: Option<Matcher>,
+    /// For each of the matcher's patterns, in its order, whether it was added as a value.
+    added: Box<[bool]>,
     ignored: usize,
 }
 
 impl Set {
     fn len(&self) -> usize {
-        self.matcher.as_ref().map_or(0, Matcher::len)
+        self.added.iter().filter(|&&added| added).count()
     }
 }
 
@@ -379,7 +390,7 @@ mod tests {
         check(&["redacted!"], 1, 0);
         // An edge that could join a marker: searched with and without it, or not at all
         // when too little is left.
-        check(&["]abcdefgh", "abcdefgh[re"], 3, 0);
+        check(&["]abcdefgh", "abcdefgh[re"], 2, 0);
         check(&["ed]abcdef", "abcdefg[", "]abcdefg["], 0, 3);
         assert_eq!(core("]]abc[r[redacte"), "abc");
         assert_eq!(core("edacted]x"), "x");
@@ -392,7 +403,7 @@ mod tests {
         // the sets built elsewhere missed it.
         let header = Secret::new("Bearer sk-0123456789");
         let set = Secrets::builder().add_credential(&header).build().unwrap();
-        assert_eq!((set.len(), set.ignored()), (2, 0));
+        assert_eq!((set.len(), set.ignored()), (1, 0));
         assert_eq!(set.redact_text("echo: sk-0123456789"), "echo: [redacted]");
         assert_eq!(set.redact_text("Bearer sk-0123456789"), "[redacted]");
         let from = Secrets::from_secrets([&header]).unwrap();
@@ -407,7 +418,7 @@ mod tests {
         // "Basic" + base64("aladdin:opensesame")
         let header = Secret::new("Basic YWxhZGRpbjpvcGVuc2VzYW1l");
         let set = Secrets::from_secrets([&header]).unwrap();
-        assert_eq!(set.len(), 4);
+        assert_eq!(set.len(), 1);
         for text in [
             "aladdin:opensesame",
             "pw=opensesame",
@@ -418,7 +429,8 @@ mod tests {
         // Parts too short to search for are skipped without a warning.
         let short = Secret::new("Basic dTpwdw=="); // "u:pw"
         let set = Secrets::from_secrets([&short]).unwrap();
-        assert_eq!((set.len(), set.ignored()), (2, 0));
+        assert_eq!((set.len(), set.ignored()), (1, 0));
+        assert!(set.contains_secret("dTpwdw=="));
     }
 
     #[test]
@@ -428,7 +440,7 @@ mod tests {
         let request = configured.with_extra([&token]).unwrap();
         // The configured part is shared, not copied.
         assert!(Arc::ptr_eq(&configured.base, &request.base));
-        assert_eq!((request.len(), request.ignored()), (3, 0));
+        assert_eq!((request.len(), request.ignored()), (2, 0));
         let text =
             r#"a sk-configured-0123 b key-file-token-4567 c {"t":"key-file-token-\u0034567"}"#;
         let expected = r#"a [redacted] b [redacted] c {"t":"[redacted]"}"#;
@@ -439,7 +451,7 @@ mod tests {
         let more = request
             .with_extra([&Secret::new("sk-configured-0123"), &Secret::new("short")])
             .unwrap();
-        assert_eq!((more.len(), more.ignored()), (3, 1));
+        assert_eq!((more.len(), more.ignored()), (2, 1));
         assert!(more.contains_secret("key-file-token-4567"));
         // An empty shared set works too.
         let alone = Secrets::empty().with_extra([&token]).unwrap();

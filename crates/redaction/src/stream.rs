@@ -73,9 +73,10 @@ impl StreamRedactor {
         // the settled point, may still grow or touch the next chunk's first occurrence and
         // share its marker: publish up to it and remember it instead.
         let finals = found.ranges.partition_point(|r| r.end < settled);
-        let open = found.ranges.get(finals).filter(|r| {
-            r.start < settled || (r.start == 0 && self.covered.is_some())
-        });
+        let open = found
+            .ranges
+            .get(finals)
+            .filter(|r| r.start < settled || (r.start == 0 && self.covered.is_some()));
         // Ranges begin at character boundaries; flooring only keeps a future bug from
         // becoming a panic on someone's reply.
         let published = self
