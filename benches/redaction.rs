@@ -3,10 +3,13 @@
 //! `redact_text` runs on text that holds a handful of secrets, plain and escaped;
 //! `contains_secret` runs on the same text already redacted, because a clean text is the
 //! common case for that guard and the only one where it reads the whole input.
+//! `redact_text_urls` adds percent-encoded URLs to the text (and percent-encoded secrets),
+//! and `stream` feeds the first text to a `StreamRedactor` in 64-byte chunks, the size of a
+//! typical streamed model delta.
 
 use divan::Bencher;
 use divan::counter::BytesCount;
-use yetibot_redaction::Secrets;
+use yetibot_redaction::{Secrets, StreamRedactor};
 
 fn main() {
     divan::main();
@@ -14,7 +17,7 @@ fn main() {
 
 #[divan::bench(args = [1, 10, 100])]
 fn redact_text(bencher: Bencher, count: usize) {
-    let fixture = Fixture::new(count);
+    let fixture = Fixture::new(count, false);
     bencher
         .counter(BytesCount::of_str(&fixture.text))
         .bench(|| {
@@ -27,11 +30,52 @@ fn redact_text(bencher: Bencher, count: usize) {
 
 #[divan::bench(args = [1, 10, 100])]
 fn contains_secret(bencher: Bencher, count: usize) {
-    let fixture = Fixture::new(count);
+    let fixture = Fixture::new(count, false);
     let clean = fixture.secrets.redact_text(&fixture.text).into_owned();
     bencher
         .counter(BytesCount::of_str(&clean))
         .bench(|| fixture.secrets.contains_secret(divan::black_box(&clean)));
+}
+
+#[divan::bench(args = [1, 10, 100])]
+fn redact_text_urls(bencher: Bencher, count: usize) {
+    let fixture = Fixture::new(count, true);
+    bencher
+        .counter(BytesCount::of_str(&fixture.text))
+        .bench(|| {
+            fixture
+                .secrets
+                .redact_text(divan::black_box(&fixture.text))
+                .len()
+        });
+}
+
+#[divan::bench(args = [1, 10, 100])]
+fn stream(bencher: Bencher, count: usize) {
+    let fixture = Fixture::new(count, false);
+    let chunks: Vec<&str> = chunks(&fixture.text, 64);
+    bencher
+        .counter(BytesCount::of_str(&fixture.text))
+        .bench(|| {
+            let mut stream = StreamRedactor::new(&fixture.secrets);
+            let mut published = 0;
+            for chunk in &chunks {
+                published += stream.push(divan::black_box(chunk)).len();
+            }
+            published + stream.finish().len()
+        });
+}
+
+/// `text` cut into pieces of about `size` bytes, at character boundaries.
+fn chunks(text: &str, size: usize) -> Vec<&str> {
+    let mut chunks = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        let end = text.ceil_char_boundary((at + size).min(text.len()));
+        chunks.push(&text[at..end]);
+        at = end;
+    }
+    chunks
 }
 
 /// A secret set and a text that embeds some of its values.
@@ -41,7 +85,7 @@ struct Fixture {
 }
 
 impl Fixture {
-    fn new(count: usize) -> Self {
+    fn new(count: usize, urls: bool) -> Self {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         let values: Vec<String> = (0..count)
             .map(|_| {
@@ -50,7 +94,7 @@ impl Fixture {
             })
             .collect();
         let secrets = Secrets::new(&values).expect("a hundred short tokens always compile");
-        let text = text(&mut rng, &values);
+        let text = text(&mut rng, &values, urls);
         assert!(
             secrets.contains_secret(&text),
             "the fixture must embed secrets"
@@ -63,15 +107,24 @@ const TEXT_LEN: usize = 1 << 20;
 const EMBEDDED: usize = 6;
 
 /// Prose and JSON lines, one in forty with escapes, and `EMBEDDED` secrets spread evenly
-/// through it in plain, escaped and double-escaped spellings.
-fn text(rng: &mut Rng, values: &[String]) -> String {
+/// through it in plain, escaped and double-escaped spellings. With `urls`, one line in
+/// ten is also a percent-encoded URL, and some secrets are percent-encoded.
+fn text(rng: &mut Rng, values: &[String], urls: bool) -> String {
     let mut text = String::with_capacity(TEXT_LEN + 1024);
     let mut embedded = 0;
     while text.len() < TEXT_LEN {
         if text.len() * EMBEDDED / TEXT_LEN >= embedded {
             let value = &values[embedded % values.len()];
-            text.push_str(&spell(value, embedded));
+            let variant = if urls { embedded } else { embedded % 4 };
+            text.push_str(&spell(value, variant));
             embedded += 1;
+        }
+        if urls && rng.below(10) == 0 {
+            let word = WORDS[rng.below(WORDS.len())];
+            let user = rng.below(10_000);
+            text.push_str(&format!(
+                "GET /search?q={word}%20logs%3A%20%22{word}%22&channel=%23general&user=u{user} 200\n"
+            ));
         }
         match rng.below(40) {
             0..=24 => {
@@ -99,16 +152,18 @@ fn text(rng: &mut Rng, values: &[String]) -> String {
     text
 }
 
-/// Writes `value` plainly, inside JSON, with a `\u` escape, or escaped twice.
+/// Writes `value` plainly, inside JSON, with a `\u` escape, escaped twice, or with a
+/// percent-encoded character in a URL.
 fn spell(value: &str, variant: usize) -> String {
     let (head, tail) = value.split_at(value.len() / 2);
     let mid = tail.chars().next().map_or(0, u32::from);
     let rest = &tail[1..];
-    match variant % 4 {
+    match variant % 5 {
         0 => format!("token={value} "),
         1 => format!(r#"{{"api_key_echo":"{value}"}} "#),
         2 => format!(r#"{{"echo":"{head}\u{mid:04x}{rest}"}} "#),
-        _ => format!(r#"{{"text":"{{\"inner\":\"{head}\\u{mid:04X}{rest}\"}}"}} "#),
+        3 => format!(r#"{{"text":"{{\"inner\":\"{head}\\u{mid:04X}{rest}\"}}"}} "#),
+        _ => format!("GET /v1/models?key={head}%{mid:02X}{rest} "),
     }
 }
 

@@ -8,32 +8,71 @@ use serde_json::{Map, Value};
 use crate::secret::REDACTED;
 use crate::secrets::Secrets;
 
-/// Field names whose values are always replaced by [`REDACTED`], compared ignoring ASCII case.
+/// Field names whose values are always replaced by [`REDACTED`].
+///
+/// Names are compared by [`is_sensitive_field`], which ignores ASCII case and the separators
+/// `-` and `_`, so one entry covers `api_key`, `api-key`, `apiKey` and `API_KEY`. The crate
+/// README lists where each entry comes from.
 pub const SENSITIVE_FIELDS: &[&str] = &[
-    "authorization",
+    // Generic names for a credential.
     "password",
-    "token",
+    "passwd",
+    "passphrase",
     "secret",
+    "token",
     "key",
-    "api-key",
     "api_key",
-    "apikey",
+    "secret_key",
+    "private_key",
+    "credentials",
+    // HTTP authentication and session headers.
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "set-cookie",
+    "x-api-key",
+    "x-goog-api-key",
+    "x-auth-token",
+    "x-amz-security-token",
+    "x-vault-token",
+    "private-token",
+    "ocp-apim-subscription-key",
+    // OAuth 2 and OpenID Connect.
+    "access_token",
+    "refresh_token",
+    "id_token",
+    "client_secret",
+    "client_assertion",
+    // Cloud credential files and responses.
+    "aws_secret_access_key",
+    "secret_access_key",
+    "aws_session_token",
+    "session_token",
+    // Chat platforms.
+    "bot_token",
+    "signing_secret",
+    // Yetibot's own configuration keys.
     "key-file",
-    "key_file",
-    "keyfile",
     "account-id",
-    "account_id",
-    "accountid",
 ];
 
 /// Whether a field with this name holds a credential, whatever its value.
 ///
-/// The comparison ignores ASCII case and is exact, not a substring test: `Token` is
-/// sensitive, `tokens_used` is not.
+/// The name matches an entry of [`SENSITIVE_FIELDS`] when both are equal after ASCII letters
+/// are lower-cased and the separators `-` and `_` are dropped: `X-Api-Key`, `x_api_key` and
+/// `xApiKey` are all sensitive. The comparison is otherwise exact, not a substring test:
+/// `Token` is sensitive, `tokens_used` is not.
 pub fn is_sensitive_field(name: &str) -> bool {
     SENSITIVE_FIELDS
         .iter()
-        .any(|field| field.eq_ignore_ascii_case(name))
+        .any(|field| normalized(field).eq(normalized(name)))
+}
+
+/// The bytes of a field name as [`is_sensitive_field`] compares them.
+fn normalized(name: &str) -> impl Iterator<Item = u8> + '_ {
+    name.bytes()
+        .filter(|&b| b != b'-' && b != b'_')
+        .map(|b| b.to_ascii_lowercase())
 }
 
 impl Secrets {
@@ -179,6 +218,8 @@ mod tests {
         for name in SENSITIVE_FIELDS {
             assert!(is_sensitive_field(name));
             assert!(is_sensitive_field(&name.to_ascii_uppercase()));
+            assert!(is_sensitive_field(&name.replace('-', "_")));
+            assert!(is_sensitive_field(&name.replace('_', "-")));
         }
         for name in [
             "",
@@ -188,8 +229,48 @@ mod tests {
             "api key",
             "secret_id",
             "passwords",
+            "tokens_used",
+            "cookies_enabled",
+            "key_id",
+            "access_token_expires_in",
         ] {
             assert!(!is_sensitive_field(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn sensitive_field_list_misses_common_api_names() {
+        // Names that real APIs use for credentials: OAuth 2 token responses, HTTP headers,
+        // cloud credential files, in the spellings they appear in.
+        for name in [
+            "x-api-key",
+            "X-API-Key",
+            "client_secret",
+            "clientSecret",
+            "access_token",
+            "accessToken",
+            "refresh_token",
+            "id_token",
+            "Proxy-Authorization",
+            "Cookie",
+            "Set-Cookie",
+            "api-key",
+            "x-goog-api-key",
+            "X-Auth-Token",
+            "aws_secret_access_key",
+            "SecretAccessKey",
+            "SessionToken",
+            "private_key",
+            "privateKey",
+            "passwd",
+            "apikey",
+            "ApiKey",
+            "key_file",
+            "keyfile",
+            "account_id",
+            "AccountId",
+        ] {
+            assert!(is_sensitive_field(name), "{name}");
         }
     }
 

@@ -1,13 +1,16 @@
 #![doc = include_str!("../README.md")]
 
+mod credential;
 mod error;
 mod json;
 mod scan;
 mod secret;
 mod secrets;
+mod stream;
 mod view;
 
 pub use error::{Error, Result};
 pub use json::{SENSITIVE_FIELDS, is_sensitive_field};
 pub use secret::{REDACTED, Secret};
 pub use secrets::{MIN_SECRET_LEN, Secrets, SecretsBuilder};
+pub use stream::StreamRedactor;

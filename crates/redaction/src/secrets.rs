@@ -1,13 +1,14 @@
 //! `Secrets`, the immutable set of configured values to redact, and the builder that
-//! decides which values are safe to search for.
+//! decides which strings are safe to search for.
 
 use std::borrow::Cow;
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
+use crate::credential;
 use crate::error::Result;
-use crate::scan::Matcher;
+use crate::scan::{Matcher, Scan};
 use crate::secret::{REDACTED, Secret};
 
 /// Values shorter than this many bytes are not redacted.
@@ -20,21 +21,25 @@ pub const MIN_SECRET_LEN: usize = 8;
 ///
 /// Build it once from everything sensitive in the configuration (provider keys, key-file
 /// tokens, MCP header and environment values, host secrets) and share it: cloning is cheap
-/// and the set is `Send + Sync`. `Debug` shows only how many values it holds.
+/// and the set is `Send + Sync`. Values known only during one request, such as a key-file
+/// token read for it, join through [`Secrets::with_extra`], which leaves the shared part
+/// as it is. `Debug` shows only how many values the set holds.
 #[derive(Clone)]
 pub struct Secrets {
-    inner: Arc<Inner>,
+    base: Arc<Set>,
+    extra: Option<Arc<Set>>,
 }
 
 impl Secrets {
     /// A set that redacts nothing (sensitive JSON fields are still replaced).
     pub fn empty() -> Self {
         Self {
-            inner: Arc::new(Inner {
+            base: Arc::new(Set {
                 matcher: None,
-                len: 0,
+                added: Box::default(),
                 ignored: 0,
             }),
+            extra: None,
         }
     }
 
@@ -43,8 +48,8 @@ impl Secrets {
         SecretsBuilder::new()
     }
 
-    /// Builds a set from plain string values; see [`SecretsBuilder::add_str`] for which
-    /// values are kept.
+    /// Builds a set from plain string values, each searched for exactly; see
+    /// [`SecretsBuilder::add_str`] for which values are kept.
     ///
     /// # Errors
     ///
@@ -62,8 +67,8 @@ impl Secrets {
         builder.build()
     }
 
-    /// Builds a set from [`Secret`]s; see [`SecretsBuilder::add_str`] for which values are
-    /// kept.
+    /// Builds a set from credentials, each added with [`SecretsBuilder::add_credential`], so
+    /// that the token of an authorization value such as `Bearer <token>` is redacted too.
     ///
     /// # Errors
     ///
@@ -71,56 +76,104 @@ impl Secrets {
     pub fn from_secrets<'a>(secrets: impl IntoIterator<Item = &'a Secret>) -> Result<Self> {
         let mut builder = SecretsBuilder::new();
         for secret in secrets {
-            builder.add(secret);
+            builder.add_credential(secret);
         }
         builder.build()
     }
 
-    /// How many distinct values the set redacts.
+    /// This set plus `extra` credentials, each added with
+    /// [`SecretsBuilder::add_credential`].
+    ///
+    /// Meant for values known during one request only, such as a key-file token read for
+    /// it. The result shares this set's compiled values instead of copying or rebuilding
+    /// them, and compiles only the extra values (together with any that an earlier
+    /// `with_extra` added) into a second, small matcher, so the cost follows the size of the
+    /// extra values. Every redaction function searches both.
+    ///
+    /// # Errors
+    ///
+    /// As for [`Secrets::new`], for the extra values.
+    pub fn with_extra<'a>(&self, extra: impl IntoIterator<Item = &'a Secret>) -> Result<Self> {
+        let mut builder = SecretsBuilder::new();
+        if let Some(set) = &self.extra {
+            builder.ignored = set.ignored;
+            let patterns = set.matcher.iter().flat_map(Matcher::patterns);
+            builder.values.extend(
+                patterns
+                    .zip(set.added.iter().copied())
+                    .map(|(pattern, added)| (pattern.to_owned(), added)),
+            );
+        }
+        for secret in extra {
+            builder.add_credential(secret);
+        }
+        if let Some(base) = &self.base.matcher {
+            builder.values.retain(|value, _| !base.has(value));
+        }
+        let set = builder.compile()?;
+        let extra = (set.matcher.is_some() || set.ignored > 0).then(|| Arc::new(set));
+        Ok(Self {
+            base: Arc::clone(&self.base),
+            extra,
+        })
+    }
+
+    /// How many distinct values the set redacts, counting the values added, not the parts
+    /// of them it also searches for (see [`SecretsBuilder::add_credential`]).
     pub fn len(&self) -> usize {
-        self.inner.len
+        self.sets().map(Set::len).sum()
     }
 
     /// Whether the set redacts no value at all.
     pub fn is_empty(&self) -> bool {
-        self.inner.len == 0
+        self.len() == 0
     }
 
     /// How many added values were dropped as unsafe to search for (too short, or overlapping
     /// the marker), so the caller can warn that they will not be redacted.
     pub fn ignored(&self) -> usize {
-        self.inner.ignored
+        self.sets().map(|set| set.ignored).sum()
     }
 
     /// Replaces every occurrence of every secret with [`REDACTED`].
     ///
-    /// Occurrences are found written plainly, with JSON escapes, with `\uXXXX` escapes, in
-    /// any mix of these, and escaped a second time (JSON inside a JSON string). Overlapping
-    /// and touching occurrences become a single marker. Replacements always cover whole
-    /// escape sequences, so a valid JSON string body stays valid. Text without a secret is
-    /// returned as it was, without copying.
+    /// Occurrences are found written plainly, with JSON escapes, with `\uXXXX` escapes,
+    /// percent-encoded, in any mix of these, and escaped a second time (JSON inside a JSON
+    /// string, or percent-encoding of either). Overlapping and touching occurrences become a
+    /// single marker. Replacements always cover whole escape sequences, so a valid JSON
+    /// string body stays valid. Text without a secret is returned as it was, without
+    /// copying.
     ///
     /// Redacting is idempotent: the result never contains a secret in any of these forms,
-    /// so redacting it again changes nothing. To keep that promise cheaply, a contrived text
-    /// in which each inserted marker keeps completing a new occurrence (a secret beginning
-    /// with `ed]`, followed by many copies of its remainder) is replaced by one marker as a
-    /// whole.
+    /// so redacting it again changes nothing.
     pub fn redact_text<'t>(&self, text: &'t str) -> Cow<'t, str> {
-        match &self.inner.matcher {
-            Some(matcher) => matcher.redact(text),
+        match self.scan() {
+            Some(scan) => scan.redact(text),
             None => Cow::Borrowed(text),
         }
     }
 
     /// Whether [`Secrets::redact_text`] would change `text`.
     ///
-    /// Searches the same forms but stops at the first occurrence and does not allocate, so
-    /// it is cheap enough to guard every outgoing message.
+    /// Searches the same forms but stops at the first occurrence, so it is cheap enough to
+    /// guard every outgoing message.
     pub fn contains_secret(&self, text: &str) -> bool {
-        self.inner
-            .matcher
-            .as_ref()
-            .is_some_and(|matcher| matcher.contains(text))
+        self.scan().is_some_and(|scan| scan.contains(text))
+    }
+
+    /// The search over this set's matchers, or `None` if it has none.
+    pub(crate) fn scan(&self) -> Option<Scan<'_>> {
+        let base = self.base.matcher.as_ref();
+        let extra = self.extra.as_ref().and_then(|set| set.matcher.as_ref());
+        match (base, extra) {
+            (Some(base), extra) => Some(Scan::new(base, extra)),
+            (None, Some(extra)) => Some(Scan::new(extra, None)),
+            (None, None) => None,
+        }
+    }
+
+    fn sets(&self) -> impl Iterator<Item = &Set> {
+        std::iter::once(&*self.base).chain(self.extra.as_deref())
     }
 }
 
@@ -133,8 +186,8 @@ impl Default for Secrets {
 impl fmt::Debug for Secrets {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Secrets")
-            .field("len", &self.inner.len)
-            .field("ignored", &self.inner.ignored)
+            .field("len", &self.len())
+            .field("ignored", &self.ignored())
             .finish()
     }
 }
@@ -147,14 +200,21 @@ impl fmt::Debug for Secrets {
 ///   ordinary words;
 /// - not a piece of the marker `[redacted]` (such as `redacted`), which would match inside
 ///   every marker already written;
-/// - not containing the marker, which the marker itself could help rebuild around a
-///   replacement.
+/// - not containing the marker;
+/// - still that long once any edge that could join up with a marker is cut off: a start
+///   that is the end of the marker (`]`, `d]`, …, `edacted]`) and an end that is its
+///   beginning (`[`, `[r`, …).
 ///
-/// The last two rules are what make redaction idempotent: output that is already redacted
-/// never matches again. Duplicates are kept once. `Debug` shows only counts.
+/// A value with such an edge is searched for both whole and without it. Every occurrence
+/// of the value contains the shorter string, which can touch a marker only with characters
+/// that are not in it, so a marker written in place of one occurrence can never complete
+/// another: a single pass leaves nothing to find, and redaction is idempotent.
+/// Duplicates are kept once. `Debug` shows only counts.
 #[derive(Default)]
 pub struct SecretsBuilder {
-    values: BTreeSet<String>,
+    /// Every string to search for, and whether it was added as a value in its own right
+    /// rather than derived from one.
+    values: BTreeMap<String, bool>,
     ignored: usize,
 }
 
@@ -164,9 +224,25 @@ impl SecretsBuilder {
         Self::default()
     }
 
-    /// Adds a credential.
+    /// Adds a credential, searched for exactly as it is.
     pub fn add(&mut self, secret: &Secret) -> &mut Self {
         self.add_str(secret.expose())
+    }
+
+    /// Adds a credential together with the parts of it that a program may pass on alone.
+    ///
+    /// A value shaped like an HTTP authorization header value, `<scheme> <token>` (a scheme
+    /// such as `Bearer`, `Basic`, `Token`, `Bot` or `ApiKey` in any case, one or more spaces,
+    /// one token without whitespace), also adds the bare token. For `Basic` it also adds the
+    /// base64-decoded `user:password` and the password alone. Parts too short or otherwise
+    /// unsafe to search for are skipped without counting in [`Secrets::ignored`], which
+    /// counts only the credentials themselves.
+    pub fn add_credential(&mut self, secret: &Secret) -> &mut Self {
+        self.add(secret);
+        for part in credential::parts(secret.expose()) {
+            self.insert(&part, false);
+        }
+        self
     }
 
     /// Adds a value given as plain text, such as a header value from configuration.
@@ -174,10 +250,8 @@ impl SecretsBuilder {
     /// The value is matched exactly, with no trimming or case folding. Values that break
     /// the rules in the type's documentation are counted in [`Secrets::ignored`] instead.
     pub fn add_str(&mut self, value: &str) -> &mut Self {
-        if value.len() < MIN_SECRET_LEN || REDACTED.contains(value) || value.contains(REDACTED) {
+        if !self.insert(value, true) {
             self.ignored += 1;
-        } else if !self.values.contains(value) {
-            self.values.insert(value.to_owned());
         }
         self
     }
@@ -189,18 +263,41 @@ impl SecretsBuilder {
     /// [`Error::Build`](crate::Error::Build) if the values cannot be compiled into one
     /// matcher, which takes an enormous set.
     pub fn build(&self) -> Result<Secrets> {
-        let patterns: Vec<String> = self.values.iter().cloned().collect();
-        let matcher = if patterns.is_empty() {
+        Ok(Secrets {
+            base: Arc::new(self.compile()?),
+            extra: None,
+        })
+    }
+
+    /// Keeps `value` (and its core, if that differs) if the rules allow it; `added` says
+    /// whether it counts as a value of its own.
+    fn insert(&mut self, value: &str, added: bool) -> bool {
+        let core = core(value);
+        if !searchable(value) || !searchable(core) {
+            return false;
+        }
+        if core != value && !self.values.contains_key(core) {
+            self.values.insert(core.to_owned(), false);
+        }
+        match self.values.get_mut(value) {
+            Some(own) => *own |= added,
+            None => {
+                self.values.insert(value.to_owned(), added);
+            }
+        }
+        true
+    }
+
+    fn compile(&self) -> Result<Set> {
+        let matcher = if self.values.is_empty() {
             None
         } else {
-            Some(Matcher::build(&patterns)?)
+            Some(Matcher::build(self.values.keys().cloned().collect())?)
         };
-        Ok(Secrets {
-            inner: Arc::new(Inner {
-                matcher,
-                len: patterns.len(),
-                ignored: self.ignored,
-            }),
+        Ok(Set {
+            matcher,
+            added: self.values.values().copied().collect(),
+            ignored: self.ignored,
         })
     }
 }
@@ -208,16 +305,54 @@ impl SecretsBuilder {
 impl fmt::Debug for SecretsBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SecretsBuilder")
-            .field("len", &self.values.len())
+            .field("len", &self.values.values().filter(|&&added| added).count())
             .field("ignored", &self.ignored)
             .finish()
     }
 }
 
-struct Inner {
+/// Whether a string is long enough and far enough from the marker to search for.
+fn searchable(value: &str) -> bool {
+    value.len() >= MIN_SECRET_LEN && !REDACTED.contains(value) && !value.contains(REDACTED)
+}
+
+/// `value` without any start that could be the end of a marker or end that could be the
+/// beginning of one, cut repeatedly until neither is left.
+fn core(value: &str) -> &str {
+    let mut core = value;
+    loop {
+        let before = core.len();
+        // Longest first, so that `ed]` goes whole rather than as `]`.
+        if let Some(len) = (1..REDACTED.len())
+            .rev()
+            .find(|&len| core.starts_with(&REDACTED[REDACTED.len() - len..]))
+        {
+            core = &core[len..];
+        }
+        if let Some(len) = (1..REDACTED.len())
+            .rev()
+            .find(|&len| core.ends_with(&REDACTED[..len]))
+        {
+            core = &core[..core.len() - len];
+        }
+        if core.len() == before {
+            return core;
+        }
+    }
+}
+
+/// One compiled part of a [`Secrets`] set.
+struct Set {
     matcher: Option<Matcher>,
-    len: usize,
+    /// For each of the matcher's patterns, in its order, whether it was added as a value.
+    added: Box<[bool]>,
     ignored: usize,
+}
+
+impl Set {
+    fn len(&self) -> usize {
+        self.added.iter().filter(|&&added| added).count()
+    }
 }
 
 #[cfg(test)]
@@ -253,6 +388,76 @@ mod tests {
         check(&["redacted", "[redacted", "redacted]", "[redacted]"], 0, 4);
         check(&["prefix [redacted] suffix"], 0, 1);
         check(&["redacted!"], 1, 0);
+        // An edge that could join a marker: searched with and without it, or not at all
+        // when too little is left.
+        check(&["]abcdefgh", "abcdefgh[re"], 2, 0);
+        check(&["ed]abcdef", "abcdefg[", "]abcdefg["], 0, 3);
+        assert_eq!(core("]]abc[r[redacte"), "abc");
+        assert_eq!(core("edacted]x"), "x");
+        assert_eq!(core("plain"), "plain");
+    }
+
+    #[test]
+    fn credential_token_without_its_scheme_is_redacted() {
+        // Regression: only one caller added the bare token of a `Bearer` header value, so
+        // the sets built elsewhere missed it.
+        let header = Secret::new("Bearer sk-0123456789");
+        let set = Secrets::builder().add_credential(&header).build().unwrap();
+        assert_eq!((set.len(), set.ignored()), (1, 0));
+        assert_eq!(set.redact_text("echo: sk-0123456789"), "echo: [redacted]");
+        assert_eq!(set.redact_text("Bearer sk-0123456789"), "[redacted]");
+        let from = Secrets::from_secrets([&header]).unwrap();
+        assert!(from.contains_secret("sk-0123456789"));
+        // `add` keeps its exact meaning.
+        let exact = Secrets::builder().add(&header).build().unwrap();
+        assert!(!exact.contains_secret("sk-0123456789"));
+    }
+
+    #[test]
+    fn basic_credential_parts_are_redacted() {
+        // "Basic" + base64("aladdin:opensesame")
+        let header = Secret::new("Basic YWxhZGRpbjpvcGVuc2VzYW1l");
+        let set = Secrets::from_secrets([&header]).unwrap();
+        assert_eq!(set.len(), 1);
+        for text in [
+            "aladdin:opensesame",
+            "pw=opensesame",
+            "YWxhZGRpbjpvcGVuc2VzYW1l",
+        ] {
+            assert!(set.contains_secret(text), "{text}");
+        }
+        // Parts too short to search for are skipped without a warning.
+        let short = Secret::new("Basic dTpwdw=="); // "u:pw"
+        let set = Secrets::from_secrets([&short]).unwrap();
+        assert_eq!((set.len(), set.ignored()), (1, 0));
+        assert!(set.contains_secret("dTpwdw=="));
+    }
+
+    #[test]
+    fn per_request_secret_joins_without_rebuilding_the_shared_set() {
+        let configured = Secrets::new(["sk-configured-0123"]).unwrap();
+        let token = Secret::new("Bearer key-file-token-4567");
+        let request = configured.with_extra([&token]).unwrap();
+        // The configured part is shared, not copied.
+        assert!(Arc::ptr_eq(&configured.base, &request.base));
+        assert_eq!((request.len(), request.ignored()), (2, 0));
+        let text =
+            r#"a sk-configured-0123 b key-file-token-4567 c {"t":"key-file-token-\u0034567"}"#;
+        let expected = r#"a [redacted] b [redacted] c {"t":"[redacted]"}"#;
+        assert_eq!(request.redact_text(text), expected);
+        assert!(request.contains_secret("key-file-token-4567"));
+        assert!(!configured.contains_secret("key-file-token-4567"));
+        // Extras accumulate; values the shared set has, or too short, add nothing new.
+        let more = request
+            .with_extra([&Secret::new("sk-configured-0123"), &Secret::new("short")])
+            .unwrap();
+        assert_eq!((more.len(), more.ignored()), (2, 1));
+        assert!(more.contains_secret("key-file-token-4567"));
+        // An empty shared set works too.
+        let alone = Secrets::empty().with_extra([&token]).unwrap();
+        assert_eq!(alone.redact_text("key-file-token-4567"), "[redacted]");
+        let nothing = Secrets::empty().with_extra([]).unwrap();
+        assert!(nothing.is_empty());
     }
 
     #[test]

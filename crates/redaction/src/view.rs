@@ -1,114 +1,253 @@
-//! The decoded views of a text that the scanner searches: the text itself, the text with its
-//! JSON escapes decoded once, and decoded twice. Every decoded character remembers the bytes
-//! of the original text it came from, so a match in any view maps back to a range to replace.
+//! The decoded views of a text that the scanner searches besides the text itself: the text
+//! with its escapes (JSON and percent-encoding) decoded once, and decoded twice. A stretch of
+//! text is decoded in bulk into a buffer; on request every decoded byte also records where
+//! in the original text its unit began, so that a match in a view maps back to the bytes to
+//! replace.
 
-use std::ops::{ControlFlow, Range};
+use std::ops::Range;
 
-/// A piece of a view: the UTF-8 bytes it contributes, together with the range of
-/// original-text bytes that produced them.
+use memchr::{memchr, memchr2};
+
+/// How far past its last introducer a decoded unit can reach in the original text: a
+/// surrogate pair `\uD83D\uDE00` reaches 11 bytes past its second backslash, and the second
+/// decoding can add an escape written out plainly after a decoded backslash, as in
+/// `\u005cuDE00`. The bound is rounded up generously; a larger value only widens windows.
+pub(crate) const ESCAPE_REACH: usize = 24;
+
+/// The most original-text bytes one byte of the twice-decoded view can come from: an ASCII
+/// character written as `\u0041` at the inner level, each of whose six characters is in
+/// turn written as a six-byte `\u00XX` at the outer level.
+pub(crate) const MAX_SPREAD: usize = 36;
+
+/// The longest stretch of original text that one twice-decoded unit can cover: a surrogate
+/// pair, twelve characters, each written as a six-byte `\u00XX`.
+pub(crate) const MAX_UNIT: usize = 72;
+
+/// One decoded view of a stretch of text.
 ///
-/// A byte written as itself is its own unit, covering just that byte; that includes each
-/// byte of a multi-byte character, which keeps the common path free of UTF-8 decoding.
-/// A decoded escape is one unit holding its character's bytes and covering the whole
-/// sequence; after the second decoding it covers every sequence that contributed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Unit {
-    /// The contributed bytes in the low four bytes (little-endian) and their count in the
-    /// fifth. One word rather than an array and a length, so that a unit is written and read
-    /// whole: the hot loop hands units along through memory, and a read that spans several
-    /// smaller writes stalls the processor.
-    packed: u64,
-    pub(crate) start: usize,
-    pub(crate) end: usize,
+/// A *unit* is what one step of decoding produces: a byte written as itself (each byte of
+/// a multi-byte character is its own unit), or the character or byte an escape sequence
+/// stands for. Units tile the stretch they come from without gaps, so a unit ends where the
+/// next one begins.
+#[derive(Debug, Default)]
+pub(crate) struct View {
+    bytes: Vec<u8>,
+    /// With tracking, one entry per byte plus a last one: where in the original text the
+    /// unit of each byte begins, and where the stretch ends.
+    starts: Vec<usize>,
+    /// Indices of the `"` bytes that an escape produced. The next level of decoding needs
+    /// them to tell an escaped inner quote from an outer string's delimiter.
+    quoted: Vec<usize>,
+    /// The first escape the input ended too early to decide: its index in the input and
+    /// how many bytes were decoded before it. Decoding reads it as literal text, which is
+    /// final for a whole text but not for one that may continue.
+    pending: Option<(usize, usize)>,
+    /// Whether the view holds an introducer, so that decoding it again can change it.
+    introducers: bool,
 }
 
-impl Unit {
-    fn raw(byte: u8, at: usize) -> Self {
+impl View {
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The bytes that more input cannot change: those before a pending escape.
+    pub(crate) fn decided(&self) -> &[u8] {
+        &self.bytes[..self
+            .pending
+            .map_or(self.bytes.len(), |(_, decoded)| decoded)]
+    }
+
+    /// Where in the original text the unit of byte `index` begins (tracked views only);
+    /// `index` may be the length, for the end of the stretch.
+    pub(crate) fn source_start(&self, index: usize) -> usize {
+        self.starts[index]
+    }
+
+    /// The original-text range of the view bytes `range` (tracked views only), from the
+    /// start of the unit of its first byte to the end of the unit of its last.
+    pub(crate) fn source(&self, range: Range<usize>) -> Range<usize> {
+        let start = self.starts[range.start];
+        let last = self.starts[range.end.saturating_sub(1).max(range.start)];
+        let end = self.starts[range.end..]
+            .iter()
+            .copied()
+            .find(|&s| s > last)
+            .unwrap_or(last);
+        start..end
+    }
+
+    /// The original-text offsets where its units begin (tracked views only), and the end
+    /// of the stretch, in order.
+    fn boundaries(&self) -> impl Iterator<Item = usize> + '_ {
+        let mut previous = None;
+        self.starts.iter().copied().filter(move |&start| {
+            let new = previous != Some(start);
+            previous = Some(start);
+            new
+        })
+    }
+
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.starts.clear();
+        self.quoted.clear();
+        self.pending = None;
+        self.introducers = false;
+    }
+}
+
+/// Which escapes a decoding reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Escapes {
+    /// JSON escapes and percent-encoding, at every level: what the search reads.
+    All,
+    /// JSON escapes only: the structure a JSON reader sees, which replacements must respect
+    /// to keep JSON valid.
+    Json,
+}
+
+/// How to decode a stretch.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Mode {
+    escapes: Escapes,
+    /// Whether every byte records its source unit.
+    track: bool,
+    /// Whether the text may continue past the stretch: an escape cut off by its end is then
+    /// left undecided, the second decoding stops before it and [`Views::frontier`] reports
+    /// it.
+    open: bool,
+}
+
+impl Mode {
+    /// A quick decoding to search: all escapes, nothing tracked, the text complete.
+    pub(crate) const SEARCH: Self = Self {
+        escapes: Escapes::All,
+        track: false,
+        open: false,
+    };
+
+    /// All escapes, tracking each byte's source, for a text that may continue (`open`) or
+    /// not.
+    pub(crate) fn tracked(open: bool) -> Self {
         Self {
-            packed: u64::from(byte) | 1 << 32,
-            start: at,
-            end: at + 1,
+            escapes: Escapes::All,
+            track: true,
+            open,
         }
     }
 
-    fn decoded(ch: char, start: usize, end: usize) -> Self {
-        let mut bytes = [0; 4];
-        let len = ch.encode_utf8(&mut bytes).len() as u64;
+    /// The same decoding, reading JSON escapes only.
+    pub(crate) fn json_only(self) -> Self {
         Self {
-            packed: u64::from(u32::from_le_bytes(bytes)) | len << 32,
-            start,
-            end,
+            escapes: Escapes::Json,
+            ..self
+        }
+    }
+}
+
+/// A stretch of text decoded once and, where that can change anything, twice.
+#[derive(Debug, Default)]
+pub(crate) struct Views {
+    once: View,
+    twice: View,
+    /// Whether `twice` holds the second decoding; otherwise it equals `once`.
+    has_twice: bool,
+    /// Whether the stretch reaches the end of a text that may continue.
+    open: bool,
+}
+
+impl Views {
+    /// Decodes `text[window]`, which must begin and end at points no escape spans.
+    pub(crate) fn decode(&mut self, text: &str, window: Range<usize>, mode: Mode) {
+        let input = &text.as_bytes()[window.clone()];
+        let once = Positions::Offset(window.start);
+        decode(input, once, None, mode, &mut self.once);
+        self.open = mode.open;
+        self.has_twice = self.once.introducers;
+        if self.has_twice {
+            let limit = if mode.open {
+                self.once.decided().len()
+            } else {
+                self.once.bytes.len()
+            };
+            let once = &self.once;
+            decode(
+                &once.bytes[..limit],
+                Positions::Table(&once.starts),
+                Some(&once.quoted),
+                mode,
+                &mut self.twice,
+            );
         }
     }
 
-    /// The bytes this unit contributes to its view.
-    pub(crate) fn bytes(&self) -> impl Iterator<Item = u8> {
-        (self.packed as u32)
-            .to_le_bytes()
-            .into_iter()
-            .take(self.len())
+    /// The views to search, each limited to its decided bytes when the text may continue.
+    pub(crate) fn searchable(&self) -> impl Iterator<Item = (&View, &[u8])> {
+        let views = [Some(&self.once), self.has_twice.then_some(&self.twice)];
+        views.into_iter().flatten().map(|view| {
+            let bytes = if self.open {
+                view.decided()
+            } else {
+                view.bytes()
+            };
+            (view, bytes)
+        })
     }
 
-    /// Whether the unit stands for more original text than it contributes, that is, it
-    /// came from an escape sequence.
-    pub(crate) fn is_escape(&self) -> bool {
-        self.end - self.start > self.len()
+    /// The first original-text offset whose decoding more input could still change (tracked
+    /// and open views only).
+    pub(crate) fn frontier(&self) -> Option<usize> {
+        let once = self
+            .once
+            .pending
+            .map(|(_, decoded)| self.once.starts[decoded]);
+        let twice = self
+            .has_twice
+            .then_some(self.twice.pending)
+            .flatten()
+            .map(|(input, _)| self.once.starts[input]);
+        once.into_iter().chain(twice).min()
     }
 
-    pub(crate) fn is_backslash(&self) -> bool {
-        self.ascii() == Some(b'\\')
+    /// The points of the decided stretch, in order, that no unit of this decoding and none
+    /// of `other`'s (of the same stretch) spans: there a replacement can begin or end without
+    /// cutting an escape, and decoding can start afresh. Both must be tracked.
+    ///
+    /// The twice-decoded units are the coarsest of a decoding, each made of whole escape
+    /// sequences at both levels. Decoding all escapes at each level groups bytes differently
+    /// from reading JSON alone: in `%5c\\\"`, the first reads a backslash from `%5c\\`
+    /// and a quote, JSON alone reads the literal `%5c` and an escaped quote. A point must
+    /// be a boundary for both.
+    pub(crate) fn cuts(&self, other: &Views) -> Vec<usize> {
+        let mut theirs = other.coarsest().boundaries().peekable();
+        self.coarsest()
+            .boundaries()
+            .filter(|&at| {
+                while theirs.next_if(|&b| b < at).is_some() {}
+                theirs.peek() == Some(&at)
+            })
+            .collect()
     }
 
-    fn len(&self) -> usize {
-        (self.packed >> 32) as usize
-    }
-
-    /// The ASCII character this unit is, if it is one.
-    fn ascii(&self) -> Option<u8> {
-        let first = self.packed as u8;
-        (self.len() == 1 && first.is_ascii()).then_some(first)
-    }
-}
-
-/// Which view of the text to produce.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Level {
-    /// JSON escapes decoded once.
-    Once,
-    /// JSON escapes decoded twice.
-    Twice,
-}
-
-/// Passes the units of one decoded view of `text[window]` to `emit`, in order, stopping
-/// early if `emit` breaks.
-pub(crate) fn visit<E>(
-    level: Level,
-    text: &str,
-    window: Range<usize>,
-    emit: &mut E,
-) -> ControlFlow<()>
-where
-    E: FnMut(Unit) -> ControlFlow<()>,
-{
-    match level {
-        Level::Once => decode_once(text, window, emit),
-        Level::Twice => {
-            let mut inner = Unescape::new(Quotes::EscapedOnly);
-            decode_once(text, window, &mut |unit| inner.push(unit, emit))?;
-            inner.finish(emit)
+    fn coarsest(&self) -> &View {
+        if self.has_twice {
+            &self.twice
+        } else {
+            &self.once
         }
     }
 }
 
 /// The stretches of a text whose decoded views can differ from the text itself.
 ///
-/// Decoding only changes characters at and right after a backslash, so a match that the
-/// plain search cannot see must include a backslash in its source range. Such a match starts
-/// at most `max_len - 1` bytes before its first backslash (everything before it is plain
-/// text, one byte per byte) and ends at most [`ESCAPE_REACH`] plus `max_len - 1` bytes after
-/// its last one. Each window therefore reaches that far around every backslash, and windows
+/// Decoding only changes bytes at and right after an introducer, so a match that the plain
+/// search cannot see must include an introducer in its source range. Such a match starts at
+/// most `max_len - 1` bytes before its first introducer (everything before it is plain text,
+/// one byte per byte) and ends at most [`ESCAPE_REACH`] plus `max_len - 1` bytes after its
+/// last one. Each window therefore reaches that far around every introducer, and windows
 /// closer together than that are joined, so that no escape sequence and no match is ever
-/// cut in two. Text far from any backslash is searched once, in the plain view only, which
+/// cut in two. Text far from any introducer is searched once, in the plain view only, which
 /// keeps the cost of the decoded views proportional to how much escaping the text contains.
 #[derive(Debug)]
 pub(crate) struct Windows<'t> {
@@ -133,13 +272,13 @@ impl Iterator for Windows<'_> {
     type Item = Range<usize>;
 
     fn next(&mut self) -> Option<Range<usize>> {
-        let first = self.at + self.text.get(self.at..)?.find('\\')?;
         let bytes = self.text.as_bytes();
+        let first = self.at + memchr2(b'\\', b'%', bytes.get(self.at..)?)?;
         let mut last = first;
         loop {
             let from = last + 1;
             let limit = (last + self.after + self.before).min(bytes.len());
-            match bytes[from..limit].iter().position(|&b| b == b'\\') {
+            match memchr2(b'\\', b'%', &bytes[from..limit]) {
                 Some(offset) => last = from + offset,
                 None => break,
             }
@@ -153,241 +292,167 @@ impl Iterator for Windows<'_> {
     }
 }
 
-/// The parts of `window` that must be decoded to see everything within `spots` (sorted and
-/// disjoint), each of which can be decoded on its own.
+/// Where in the original text each input byte's unit begins.
+#[derive(Clone, Copy, Debug)]
+enum Positions<'a> {
+    /// The input is original text starting at this offset.
+    Offset(usize),
+    /// The input is a view; the table is its `starts`.
+    Table(&'a [usize]),
+}
+
+impl Positions<'_> {
+    fn of(self, index: usize) -> usize {
+        match self {
+            Self::Offset(base) => base + index,
+            Self::Table(starts) => starts[index],
+        }
+    }
+}
+
+/// Decodes one level of escapes in `input` into `out`.
 ///
-/// A part may only begin and end at a *cut*: a point that no escape sequence spans at
-/// either level of decoding, so that decoding from there agrees with decoding the whole
-/// window. The window's own ends are cuts, and so is any point preceded by
-/// [`ESCAPE_REACH`] bytes without a backslash, since no decoded character reaches that far
-/// past its last backslash. Parts that would overlap are joined.
-pub(crate) fn parts(
-    text: &str,
-    window: &Range<usize>,
-    spots: &[Range<usize>],
-) -> Vec<Range<usize>> {
-    let bytes = text.as_bytes();
-    let window = window.start..window.end.min(bytes.len());
-    let first = spots.partition_point(|s| s.end <= window.start);
-    let mut parts: Vec<Range<usize>> = Vec::new();
-    for spot in spots[first..].iter().take_while(|s| s.start < window.end) {
-        let from = spot.start.max(window.start);
-        let to = spot.end.min(window.end);
-        match parts.last_mut() {
-            Some(last) if from <= last.end => {
-                last.end = last.end.max(cut_after(bytes, to, window.end))
-            }
-            last => {
-                let floor = last.map_or(window.start, |l| l.end);
-                let start = cut_before(bytes, from, floor);
-                parts.push(start..cut_after(bytes, to, window.end));
-            }
-        }
-    }
-    parts
-}
-
-/// The view with escapes decoded once.
-fn decode_once<E>(text: &str, window: Range<usize>, emit: &mut E) -> ControlFlow<()>
-where
-    E: FnMut(Unit) -> ControlFlow<()>,
-{
-    let bytes = text.as_bytes();
-    let window = window.start.min(bytes.len())..window.end.min(bytes.len());
-    let mut outer = Unescape::new(Quotes::Any);
-    for (at, &byte) in (window.start..).zip(&bytes[window]) {
-        outer.push(Unit::raw(byte, at), emit)?;
-    }
-    outer.finish(emit)
-}
-
-/// The last cut at or before `at`, but not before `floor`, which must be a cut.
-fn cut_before(bytes: &[u8], at: usize, floor: usize) -> usize {
-    let mut clean = 0;
-    let mut index = at;
-    while index > floor {
-        if clean == ESCAPE_REACH {
-            return index + ESCAPE_REACH;
-        }
-        index -= 1;
-        if bytes[index] == b'\\' {
-            clean = 0;
+/// Recognises the JSON escapes `\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t` and `\uXXXX`
+/// (hex digits in either case, a high and a low surrogate escape joined into one character),
+/// and percent-encoded bytes `%XX`. Anything else after an introducer (an unknown letter, a
+/// short `\u` or `%`, a lone surrogate) is not an escape: the introducer stays a literal
+/// byte and decoding resumes right after it, just as a lenient reader would see the text.
+///
+/// `quoted` is given when `input` is itself a view: then `\"` is an escape only if its quote
+/// came from an escape one level down. In JSON nested inside a JSON string every inner quote
+/// is escaped at the outer level, while an unescaped quote is the outer string's own
+/// delimiter; refusing to pair a backslash with it keeps a decoded character from
+/// straddling the end of an outer string, which matters because a replacement must never
+/// swallow a string delimiter.
+fn decode(
+    input: &[u8],
+    positions: Positions<'_>,
+    quoted: Option<&[usize]>,
+    mode: Mode,
+    out: &mut View,
+) {
+    out.clear();
+    let track = mode.track;
+    let percent = mode.escapes == Escapes::All;
+    let next = |from: usize| {
+        if percent {
+            memchr2(b'\\', b'%', &input[from..])
         } else {
-            clean += 1;
+            memchr(b'\\', &input[from..])
         }
-    }
-    if clean == ESCAPE_REACH {
-        index + ESCAPE_REACH
-    } else {
-        floor
-    }
-}
-
-/// The first cut at or after `at`, but not after `ceiling`, which must be a cut.
-fn cut_after(bytes: &[u8], at: usize, ceiling: usize) -> usize {
-    let back = at.saturating_sub(ESCAPE_REACH);
-    let mut clean = bytes[back..at]
-        .iter()
-        .rev()
-        .take_while(|&&b| b != b'\\')
-        .count();
-    let mut index = at;
-    while index < ceiling {
-        if clean >= ESCAPE_REACH {
-            return index;
+    };
+    let mut at = 0;
+    let literal = |out: &mut View, range: Range<usize>| {
+        out.bytes.extend_from_slice(&input[range.clone()]);
+        if track {
+            out.starts.extend(range.map(|index| positions.of(index)));
         }
-        if bytes[index] == b'\\' {
-            clean = 0;
-        } else {
-            clean += 1;
-        }
-        index += 1;
-    }
-    ceiling
-}
-
-/// Which quotes may follow a backslash to form the escape `\"`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Quotes {
-    /// Any quote: right for the outermost level of decoding.
-    Any,
-    /// Only a quote that was itself escaped one level down. In JSON nested inside a JSON
-    /// string every inner quote is escaped at the outer level, while an unescaped quote is
-    /// the outer string's own delimiter. Refusing to pair a backslash with such a quote keeps
-    /// a decoded character from straddling the end of an outer string, which matters because
-    /// a replacement must never swallow a string delimiter.
-    EscapedOnly,
-}
-
-/// Decodes JSON escapes in a stream of units pushed into it.
-///
-/// Recognises `\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t` and `\uXXXX` with hex digits in
-/// either case, joining a high and a low surrogate escape into one character. Anything else
-/// after a backslash (an unknown letter, a short `\u`, a lone surrogate) is not an escape,
-/// so the backslash passes through as a literal character and decoding resumes right after
-/// it, just as a lenient reader would see the text.
-///
-/// Units wait in a small buffer only from a backslash until the escape is decided, so the
-/// usual unit passes straight through.
-#[derive(Debug)]
-struct Unescape {
-    quotes: Quotes,
-    pending: [Unit; PENDING],
-    len: usize,
-}
-
-impl Unescape {
-    fn new(quotes: Quotes) -> Self {
-        Self {
-            quotes,
-            pending: [Unit::raw(0, 0); PENDING],
-            len: 0,
-        }
-    }
-
-    /// Takes the next unit, passing on every unit of the decoded view that is now certain.
-    // Inlined so that the common unit travels on to the automaton without a call.
-    #[inline(always)]
-    fn push<E>(&mut self, unit: Unit, emit: &mut E) -> ControlFlow<()>
-    where
-        E: FnMut(Unit) -> ControlFlow<()>,
-    {
-        if self.len == 0 && !unit.is_backslash() {
-            return emit(unit);
-        }
-        self.pending[self.len] = unit;
-        self.len += 1;
-        self.drain(false, emit)
-    }
-
-    /// Ends the stream: a sequence still undecided is incomplete, so it is literal text.
-    fn finish<E>(&mut self, emit: &mut E) -> ControlFlow<()>
-    where
-        E: FnMut(Unit) -> ControlFlow<()>,
-    {
-        self.drain(true, emit)
-    }
-
-    fn drain<E>(&mut self, at_end: bool, emit: &mut E) -> ControlFlow<()>
-    where
-        E: FnMut(Unit) -> ControlFlow<()>,
-    {
-        while self.len > 0 {
-            let first = self.pending[0];
-            let used = if first.is_backslash() {
-                match escape(&self.pending[..self.len], self.quotes) {
-                    Escape::Incomplete if !at_end => return ControlFlow::Continue(()),
-                    Escape::Incomplete | Escape::Invalid => {
-                        emit(first)?;
-                        1
-                    }
-                    Escape::Char(ch, used) => {
-                        let end = self.pending[used - 1].end;
-                        emit(Unit::decoded(ch, first.start, end))?;
-                        used
-                    }
+    };
+    while let Some(offset) = next(at) {
+        let introducer = at + offset;
+        literal(out, at..introducer);
+        let quote_ok = |index: usize| quoted.is_none_or(|q| q.binary_search(&index).is_ok());
+        match escape(input, introducer, quote_ok) {
+            Escape::Decoded { bytes, len, used } => {
+                let decoded = &bytes[..len];
+                if decoded == b"\"" {
+                    out.quoted.push(out.bytes.len());
                 }
-            } else {
-                emit(first)?;
-                1
-            };
-            self.pending.copy_within(used..self.len, 0);
-            self.len -= used;
+                out.introducers |= decoded == b"\\" || (percent && decoded == b"%");
+                out.bytes.extend_from_slice(decoded);
+                if track {
+                    let start = positions.of(introducer);
+                    out.starts.extend(std::iter::repeat_n(start, len));
+                }
+                at = introducer + used;
+            }
+            outcome @ (Escape::Invalid | Escape::Incomplete) => {
+                if matches!(outcome, Escape::Incomplete) && out.pending.is_none() {
+                    out.pending = Some((introducer, out.bytes.len()));
+                }
+                out.introducers = true;
+                literal(out, introducer..introducer + 1);
+                at = introducer + 1;
+            }
         }
-        ControlFlow::Continue(())
+    }
+    literal(out, at..input.len());
+    if track {
+        out.starts.push(positions.of(input.len()));
     }
 }
 
-/// What the units after a backslash amount to.
+/// What the bytes at an introducer amount to.
 enum Escape {
-    /// This character, made of the first `usize` units.
-    Char(char, usize),
-    /// Not an escape: the backslash is literal.
+    /// These `len` bytes, made of the first `used` input bytes.
+    Decoded {
+        bytes: [u8; 4],
+        len: usize,
+        used: usize,
+    },
+    /// Not an escape: the introducer is literal.
     Invalid,
-    /// Cannot tell yet; more units are needed.
+    /// Cannot tell: the input ends first.
     Incomplete,
 }
 
-/// Reads the escape at the start of `units`, whose first unit is a backslash.
-fn escape(units: &[Unit], quotes: Quotes) -> Escape {
-    let Some(second) = units.get(1) else {
-        return Escape::Incomplete;
-    };
-    let ch = match second.ascii() {
-        Some(b'"') if quotes == Quotes::EscapedOnly && !second.is_escape() => {
-            return Escape::Invalid;
-        }
-        Some(b'"') => '"',
-        Some(b'\\') => '\\',
-        Some(b'/') => '/',
-        Some(b'b') => '\u{8}',
-        Some(b'f') => '\u{c}',
-        Some(b'n') => '\n',
-        Some(b'r') => '\r',
-        Some(b't') => '\t',
-        Some(b'u') => return unicode(units),
-        _ => return Escape::Invalid,
-    };
-    Escape::Char(ch, 2)
+impl Escape {
+    fn char(ch: char, used: usize) -> Self {
+        let mut bytes = [0; 4];
+        let len = ch.encode_utf8(&mut bytes).len();
+        Self::Decoded { bytes, len, used }
+    }
 }
 
-fn unicode(units: &[Unit]) -> Escape {
-    let first = match hex4(units, 2) {
+/// Reads the escape at `input[at]`, an introducer. `quote_ok` says whether the quote at an
+/// index may complete `\"`.
+fn escape(input: &[u8], at: usize, quote_ok: impl Fn(usize) -> bool) -> Escape {
+    if input[at] == b'%' {
+        return match hex(input, at + 1, 2) {
+            Ok(byte) => Escape::Decoded {
+                bytes: [byte as u8, 0, 0, 0],
+                len: 1,
+                used: 3,
+            },
+            Err(outcome) => outcome,
+        };
+    }
+    let Some(&second) = input.get(at + 1) else {
+        return Escape::Incomplete;
+    };
+    let ch = match second {
+        b'"' if quote_ok(at + 1) => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        b'u' => return unicode(input, at),
+        _ => return Escape::Invalid,
+    };
+    Escape::char(ch, 2)
+}
+
+/// Reads `\uXXXX` at `input[at]`, joining a surrogate pair.
+fn unicode(input: &[u8], at: usize) -> Escape {
+    let first = match hex(input, at + 2, 4) {
         Ok(value) => value,
         Err(outcome) => return outcome,
     };
     if !(0xD800..0xDC00).contains(&first) {
-        // `from_u32` rejects a lone low surrogate, which then passes through literally.
-        return char::from_u32(first).map_or(Escape::Invalid, |ch| Escape::Char(ch, 6));
+        // `from_u32` rejects a lone low surrogate, which then stays literal.
+        return char::from_u32(first).map_or(Escape::Invalid, |ch| Escape::char(ch, 6));
     }
-    for (index, expected) in [(6, b'\\'), (7, b'u')] {
-        match units.get(index) {
+    for (offset, expected) in [(6, b'\\'), (7, b'u')] {
+        match input.get(at + offset) {
             None => return Escape::Incomplete,
-            Some(unit) if unit.ascii() != Some(expected) => return Escape::Invalid,
+            Some(&byte) if byte != expected => return Escape::Invalid,
             Some(_) => {}
         }
     }
-    let second = match hex4(units, 8) {
+    let second = match hex(input, at + 8, 4) {
         Ok(value) => value,
         Err(outcome) => return outcome,
     };
@@ -395,209 +460,185 @@ fn unicode(units: &[Unit]) -> Escape {
         return Escape::Invalid;
     }
     let code = 0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00);
-    char::from_u32(code).map_or(Escape::Invalid, |ch| Escape::Char(ch, 12))
+    char::from_u32(code).map_or(Escape::Invalid, |ch| Escape::char(ch, 12))
 }
 
-/// The four hex digits starting at `units[at]`, or why there are none (yet).
-fn hex4(units: &[Unit], at: usize) -> Result<u32, Escape> {
+/// The value of the `count` hex digits starting at `input[at]`, or why there is none.
+fn hex(input: &[u8], at: usize, count: usize) -> Result<u32, Escape> {
     let mut value = 0;
-    for index in at..at + 4 {
-        let unit = units.get(index).ok_or(Escape::Incomplete)?;
-        let digit = unit
-            .ascii()
-            .and_then(|byte| char::from(byte).to_digit(16))
-            .ok_or(Escape::Invalid)?;
+    for index in at..at + count {
+        let &byte = input.get(index).ok_or(Escape::Incomplete)?;
+        let digit = char::from(byte).to_digit(16).ok_or(Escape::Invalid)?;
         value = value * 16 + digit;
     }
     Ok(value)
 }
 
-/// Room for the longest escape, a surrogate pair `\uD83D\uDE00` of 12 units: once that
-/// many are buffered the escape is always decided.
-const PENDING: usize = 12;
-
-/// How far past its last backslash a decoded character can reach in the original text: a
-/// `\uXXXX` escape is 6 bytes and the second decoding can add a trailing `uXXXX` written out
-/// plainly. The bound is rounded up generously; a larger value only widens windows.
-const ESCAPE_REACH: usize = 24;
-
 #[cfg(test)]
 mod tests {
-    use proptest::prelude::Strategy;
-
     use super::*;
 
-    /// Decodes `input` at `level` and compares the view's text and the source ranges of the
-    /// units that came from escapes.
-    fn check(level: Level, input: &str, text: &str, escapes: &[(usize, usize)]) {
-        let mut bytes = Vec::new();
-        let mut spans = Vec::new();
-        let flow = visit(level, input, 0..input.len(), &mut |unit| {
-            bytes.extend(unit.bytes());
-            if unit.is_escape() {
-                spans.push((unit.start, unit.end));
+    /// Decodes all of `input` (once, or twice when `twice`) with tracking and compares the
+    /// view's bytes and the source ranges of the units that came from escapes.
+    fn check(twice: bool, input: &str, text: &[u8], escapes: &[(usize, usize)]) {
+        let mut views = Views::default();
+        views.decode(input, 0..input.len(), Mode::tracked(false));
+        let view = if twice && views.has_twice {
+            &views.twice
+        } else {
+            &views.once
+        };
+        assert_eq!(view.bytes(), text, "input: {input:?}");
+        assert_eq!(escape_units(view), escapes, "input: {input:?}");
+    }
+
+    /// The source ranges of a tracked view's units that stand for more text than they
+    /// contribute.
+    fn escape_units(view: &View) -> Vec<(usize, usize)> {
+        let mut units = Vec::new();
+        let mut index = 0;
+        while index < view.bytes().len() {
+            let unit = view.source(index..index + 1);
+            let len = view.starts[index..view.bytes().len()]
+                .iter()
+                .take_while(|&&s| s == unit.start)
+                .count();
+            if unit.len() > len {
+                units.push((unit.start, unit.end));
             }
-            ControlFlow::Continue(())
-        });
-        assert_eq!(flow, ControlFlow::Continue(()));
-        assert_eq!(String::from_utf8(bytes).unwrap(), text, "input: {input:?}");
-        assert_eq!(spans, escapes, "input: {input:?}");
+            index += len;
+        }
+        units
     }
 
     #[test]
     fn short_escapes_cover_both_bytes() {
-        check(Level::Once, r#"a\"b"#, "a\"b", &[(1, 3)]);
-        check(Level::Once, r"\\\/", "\\/", &[(0, 2), (2, 4)]);
+        check(false, r#"a\"b"#, b"a\"b", &[(1, 3)]);
+        check(false, r"\\\/", b"\\/", &[(0, 2), (2, 4)]);
         check(
-            Level::Once,
+            false,
             r"\b\f\n\r\t",
-            "\u{8}\u{c}\n\r\t",
+            b"\x08\x0c\n\r\t",
             &[(0, 2), (2, 4), (4, 6), (6, 8), (8, 10)],
         );
     }
 
     #[test]
     fn unicode_escapes_in_either_case() {
-        check(Level::Once, r"\u00e9\u00E9", "éé", &[(0, 6), (6, 12)]);
-        check(Level::Once, r"\uD83D\uDE00!", "😀!", &[(0, 12)]);
-        check(Level::Once, r"\ud83d\ude00", "😀", &[(0, 12)]);
+        check(false, r"\u00e9\u00E9", "éé".as_bytes(), &[(0, 6), (6, 12)]);
+        check(false, r"\uD83D\uDE00!", "😀!".as_bytes(), &[(0, 12)]);
+        check(false, r"\ud83d\ude00", "😀".as_bytes(), &[(0, 12)]);
+    }
+
+    #[test]
+    fn percent_escapes_in_either_case() {
+        check(false, "a%2Fb%2f", b"a/b/", &[(1, 4), (5, 8)]);
+        // Each byte of a multi-byte character is its own escape.
+        check(false, "%C3%A9", "é".as_bytes(), &[(0, 3), (3, 6)]);
+        check(false, "100%", b"100%", &[]);
+        check(false, "%zz%4", b"%zz%4", &[]);
+        // A percent-encoded byte need not be valid UTF-8 on its own.
+        check(false, "%ff", b"\xff", &[(0, 3)]);
     }
 
     #[test]
     fn plain_text_passes_through() {
-        check(Level::Once, "plain é 😀", "plain é 😀", &[]);
-        check(Level::Twice, "plain é 😀", "plain é 😀", &[]);
+        check(false, "plain é 😀", "plain é 😀".as_bytes(), &[]);
+        check(true, "plain é 😀", "plain é 😀".as_bytes(), &[]);
     }
 
     #[test]
     fn invalid_escapes_pass_through() {
-        check(Level::Once, r"\x", r"\x", &[]);
-        check(Level::Once, r"\u12", r"\u12", &[]);
-        check(Level::Once, r"\u12g4\n", "\\u12g4\n", &[(6, 8)]);
-        check(Level::Once, r"\uD83Dz", r"\uD83Dz", &[]);
-        check(Level::Once, r"\uD83D\u0041", r"\uD83DA", &[(6, 12)]);
-        check(Level::Once, r"\uDE00\u0041", r"\uDE00A", &[(6, 12)]);
-        check(Level::Once, r"\uD83D\uD83D\uDE00", r"\uD83D😀", &[(6, 18)]);
-        check(Level::Once, "\\", "\\", &[]);
-        check(Level::Once, "é\\é", "é\\é", &[]);
-        check(Level::Once, r"\\\", r"\\", &[(0, 2)]);
+        check(false, r"\x", br"\x", &[]);
+        check(false, r"\u12", br"\u12", &[]);
+        check(false, r"\u12g4\n", b"\\u12g4\n", &[(6, 8)]);
+        check(false, r"\uD83Dz", br"\uD83Dz", &[]);
+        check(false, r"\uD83D\u0041", br"\uD83DA", &[(6, 12)]);
+        check(false, r"\uDE00\u0041", br"\uDE00A", &[(6, 12)]);
+        check(
+            false,
+            r"\uD83D\uD83D\uDE00",
+            "\\uD83D😀".as_bytes(),
+            &[(6, 18)],
+        );
+        check(false, "\\", b"\\", &[]);
+        check(false, "é\\é", "é\\é".as_bytes(), &[]);
+        check(false, r"\\\", br"\\", &[(0, 2)]);
     }
 
     #[test]
     fn second_decoding_spans_the_whole_source() {
-        check(Level::Twice, r"x\\u0041", "xA", &[(1, 8)]);
-        check(Level::Twice, r#"\\\"q\\\""#, r#""q""#, &[(0, 4), (5, 9)]);
-        check(Level::Twice, r"\u005c\u0022", "\"", &[(0, 12)]);
-        check(Level::Twice, r"\\n", "\n", &[(0, 3)]);
-        check(Level::Twice, r"\\\\n", "\\n", &[(0, 4)]);
-        check(Level::Twice, r"\\uD83D\\uDE00", "😀", &[(0, 14)]);
+        check(true, r"x\\u0041", b"xA", &[(1, 8)]);
+        check(true, r#"\\\"q\\\""#, br#""q""#, &[(0, 4), (5, 9)]);
+        check(true, r"\u005c\u0022", b"\"", &[(0, 12)]);
+        check(true, r"\\n", b"\n", &[(0, 3)]);
+        check(true, r"\\\\n", b"\\n", &[(0, 4)]);
+        check(true, r"\\uD83D\\uDE00", "😀".as_bytes(), &[(0, 14)]);
+        // Percent-encoding twice, and mixed with JSON escapes.
+        check(true, "%252F", b"/", &[(0, 5)]);
+        check(true, r"%\u0032F", b"/", &[(0, 8)]);
+        check(true, r"%5Cu0041", b"A", &[(0, 8)]);
     }
 
     #[test]
     fn second_decoding_keeps_outer_string_delimiters() {
         // The outer document `["a\\",1]` holds the string `a\`; its closing quote is not an
         // escaped inner quote.
-        check(Level::Twice, r#"["a\\",1]"#, r#"["a\",1]"#, &[(3, 5)]);
+        check(true, r#"["a\\",1]"#, br#"["a\",1]"#, &[(3, 5)]);
+        // A quote that percent-encoding produced is not a delimiter.
+        check(true, r"\\%22", b"\"", &[(0, 5)]);
     }
 
     #[test]
-    fn windows_surround_backslashes() {
+    fn open_views_leave_a_cut_off_escape_undecided() {
+        let text = r"abc\n\u00";
+        let mut views = Views::default();
+        views.decode(text, 0..text.len(), Mode::tracked(true));
+        assert_eq!(views.frontier(), Some(5));
+        for (_, decided) in views.searchable() {
+            assert_eq!(decided, b"abc\n");
+        }
+        // The second level can be undecided where the first is not.
+        let text = r"ab\\";
+        views.decode(text, 0..text.len(), Mode::tracked(true));
+        assert_eq!(views.frontier(), Some(2));
+        // A whole text reads the cut-off escape literally.
+        views.decode(r"abc\u00", 0..7, Mode::tracked(false));
+        let all: Vec<&[u8]> = views.searchable().map(|(_, bytes)| bytes).collect();
+        assert_eq!(all[0], br"abc\u00");
+    }
+
+    /// The cuts of all of `text` for both decodings.
+    fn cuts(text: &str) -> Vec<usize> {
+        let (mut all, mut json) = (Views::default(), Views::default());
+        all.decode(text, 0..text.len(), Mode::tracked(false));
+        json.decode(text, 0..text.len(), Mode::tracked(false).json_only());
+        all.cuts(&json)
+    }
+
+    #[test]
+    fn cuts_fall_between_whole_escapes() {
+        assert_eq!(cuts(r"ab\\u0041cd"), [0, 1, 2, 9, 10, 11]);
+        assert_eq!(cuts("a%2Fb"), [0, 1, 4, 5]);
+        // All escapes read `%5c\\` as one backslash; JSON alone reads `\\\"` as a backslash
+        // and a quote. Neither grouping may be cut.
+        assert_eq!(cuts(r#"%5c\\\"a"#), [0, 7, 8]);
+    }
+
+    #[test]
+    fn windows_surround_introducers() {
         let bounds = |text: &str| -> Vec<(usize, usize)> {
             Windows::new(text, 8).map(|w| (w.start, w.end)).collect()
         };
         let text = format!(
-            "{}\\n{}\\t{}",
+            "{}\\n{}%2F{}",
             "a".repeat(100),
             "b".repeat(10),
             "c".repeat(200)
         );
         assert_eq!(bounds(&text), [(92, 144)]);
         assert_eq!(bounds("no escapes here"), []);
-        let far = format!("\\{}\\", "a".repeat(100));
+        let far = format!("\\{}%", "a".repeat(100));
         assert_eq!(bounds(&far), [(0, 32), (93, 102)]);
-    }
-
-    /// Compares the parts of the whole of `text` needed for `spots`, as pairs of bounds.
-    fn check_parts(text: &str, spots: &[(usize, usize)], expected: &[(usize, usize)]) {
-        let spots: Vec<Range<usize>> = spots.iter().map(|&(start, end)| start..end).collect();
-        let got: Vec<(usize, usize)> = parts(text, &(0..text.len()), &spots)
-            .into_iter()
-            .map(|part| (part.start, part.end))
-            .collect();
-        assert_eq!(got, expected, "spots: {spots:?}");
-    }
-
-    #[test]
-    fn parts_start_after_a_clean_stretch() {
-        let text = format!(
-            "{}\\n{}\\t{}",
-            "a".repeat(100),
-            "b".repeat(100),
-            "c".repeat(100)
-        );
-        // A cut needs ESCAPE_REACH clean bytes before it: the escape at 100 ends the stretch.
-        check_parts(&text, &[(110, 115)], &[(100, 125)]);
-        check_parts(&text, &[(195, 205)], &[(195, 227)]);
-        check_parts(&text, &[(150, 160)], &[(150, 160)]);
-        // Spots whose parts would overlap share one part.
-        check_parts(&text, &[(110, 111), (112, 113)], &[(100, 125)]);
-        // Backslashes too close together for a cut: the part grows to the text's ends.
-        let dense = r"\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n";
-        check_parts(dense, &[(10, 12)], &[(0, dense.len())]);
-    }
-
-    /// Every unit of `level` for `text[part]`.
-    fn units(level: Level, text: &str, part: Range<usize>) -> Vec<Unit> {
-        let mut units = Vec::new();
-        let _ = visit(level, text, part, &mut |unit| {
-            units.push(unit);
-            ControlFlow::Continue(())
-        });
-        units
-    }
-
-    fn piece() -> impl Strategy<Value = &'static str> {
-        proptest::sample::select(vec![
-            "\\",
-            "\\\\",
-            "u",
-            "U",
-            "0",
-            "0041",
-            "005c",
-            "D83D",
-            "de00",
-            "\"",
-            "n",
-            "é",
-            "😀",
-            "plain text ",
-            "[redacted]",
-            "x",
-        ])
-    }
-
-    proptest::proptest! {
-        /// Decoding a part on its own gives exactly the units the whole text has there.
-        #[test]
-        fn parts_decode_like_the_whole(
-            pieces in proptest::collection::vec(piece(), 0..60),
-            spot in (0..400_usize, 0..40_usize),
-        ) {
-            let text = pieces.concat();
-            let window = 0..text.len();
-            let start = spot.0.min(text.len());
-            let spot = start..(start + spot.1).min(text.len());
-            for part in parts(&text, &window, std::slice::from_ref(&spot)) {
-                proptest::prop_assert!(part.start <= spot.start && spot.end <= part.end);
-                for level in [Level::Once, Level::Twice] {
-                    let whole: Vec<Unit> = units(level, &text, window.clone())
-                        .into_iter()
-                        .filter(|u| part.start <= u.start && u.end <= part.end)
-                        .collect();
-                    proptest::prop_assert_eq!(units(level, &text, part.clone()), whole);
-                }
-            }
-        }
     }
 }

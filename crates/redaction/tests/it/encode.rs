@@ -2,6 +2,7 @@
 //! can produce every mix of plain and escaped characters.
 
 use proptest::prelude::*;
+use yetibot_redaction::Secrets;
 
 /// How one character is written.
 #[derive(Clone, Copy, Debug)]
@@ -12,6 +13,9 @@ pub(crate) enum Spelling {
     Short,
     /// As `\uXXXX` (two of them for characters beyond U+FFFF), hex in the given case.
     Unicode { upper: bool },
+    /// Each UTF-8 byte percent-encoded as `%XX`, hex in the given case. A JSON string
+    /// holds these as plain characters.
+    Percent { upper: bool },
 }
 
 pub(crate) fn spelling() -> impl Strategy<Value = Spelling> {
@@ -19,6 +23,14 @@ pub(crate) fn spelling() -> impl Strategy<Value = Spelling> {
         Just(Spelling::Raw),
         Just(Spelling::Short),
         any::<bool>().prop_map(|upper| Spelling::Unicode { upper }),
+    ]
+}
+
+/// Any spelling, percent-encoding included.
+pub(crate) fn any_spelling() -> impl Strategy<Value = Spelling> {
+    prop_oneof![
+        3 => spelling(),
+        1 => any::<bool>().prop_map(|upper| Spelling::Percent { upper }),
     ]
 }
 
@@ -35,6 +47,16 @@ pub(crate) fn tricky_char() -> impl Strategy<Value = char> {
         1 => proptest::char::range('\u{10000}', '\u{10ffff}'),
         2 => any::<char>(),
     ]
+}
+
+/// A secret built from [`tricky_char`]s that a set keeps (not too short once any edge that
+/// could join a marker is cut off).
+pub(crate) fn secret() -> impl Strategy<Value = String> {
+    proptest::collection::vec(tricky_char(), 8..20)
+        .prop_map(String::from_iter)
+        .prop_filter("the set must keep the secret", |s| {
+            Secrets::new([s]).is_ok_and(|set| !set.is_empty())
+        })
 }
 
 /// Writes `text` as JSON string content, taking one spelling per character from
@@ -69,12 +91,17 @@ fn write_char(out: &mut String, ch: char, spelling: Spelling) {
         _ => None,
     };
     let raw_allowed = ch != '"' && ch != '\\' && ch >= ' ';
+    if let Spelling::Percent { upper } = spelling {
+        percent(out, ch, upper);
+        return;
+    }
     match (spelling, short) {
         (Spelling::Raw, _) if raw_allowed => out.push(ch),
         (Spelling::Raw | Spelling::Short, Some(short)) => out.push_str(short),
-        (Spelling::Unicode { .. }, _) | (Spelling::Raw | Spelling::Short, None) => {
+        (Spelling::Unicode { .. } | Spelling::Percent { .. }, _)
+        | (Spelling::Raw | Spelling::Short, None) => {
             let upper = match spelling {
-                Spelling::Unicode { upper } => upper,
+                Spelling::Unicode { upper } | Spelling::Percent { upper } => upper,
                 Spelling::Raw | Spelling::Short => upper_default(ch),
             };
             let mut units = [0; 2];
@@ -93,4 +120,42 @@ fn write_char(out: &mut String, ch: char, spelling: Spelling) {
 /// cases still appear.
 fn upper_default(ch: char) -> bool {
     u32::from(ch) % 2 == 0
+}
+
+/// Writes `ch` percent-encoded, one `%XX` per UTF-8 byte.
+pub(crate) fn percent(out: &mut String, ch: char, upper: bool) {
+    let mut bytes = [0; 4];
+    for byte in ch.encode_utf8(&mut bytes).bytes() {
+        if upper {
+            out.push_str(&format!("%{byte:02X}"));
+        } else {
+            out.push_str(&format!("%{byte:02x}"));
+        }
+    }
+}
+
+/// Reference percent-decoder: every `%XX` becomes its byte, everything else stays, and the
+/// result is read as lossy UTF-8.
+pub(crate) fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        let hex = |b: u8| char::from(b).to_digit(16);
+        match (
+            bytes[at],
+            bytes.get(at + 1).copied().and_then(hex),
+            bytes.get(at + 2).copied().and_then(hex),
+        ) {
+            (b'%', Some(high), Some(low)) => {
+                out.push((high * 16 + low) as u8);
+                at += 3;
+            }
+            (byte, _, _) => {
+                out.push(byte);
+                at += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }

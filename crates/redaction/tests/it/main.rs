@@ -3,5 +3,7 @@
 mod encode;
 mod escaped_secrets;
 mod idempotence;
+mod percent;
+mod stream;
 mod untouched_text;
 mod valid_json;

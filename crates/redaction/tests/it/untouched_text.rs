@@ -21,8 +21,10 @@ fn secret() -> impl Strategy<Value = String> {
     })
 }
 
-/// Pieces of lowercase text, punctuation, backslashes and escapes, both valid and broken.
-/// Escapes use lowercase hex and decode to lowercase letters, punctuation or non-ASCII.
+/// Pieces of lowercase text, punctuation, backslashes and escapes (JSON and percent), both
+/// valid and broken. Escapes use lowercase hex and decode to lowercase letters, punctuation
+/// or non-ASCII, and no piece starts with a digit, so that no `%` can join the pieces after
+/// it into an uppercase letter.
 fn text() -> impl Strategy<Value = String> {
     let piece = prop_oneof![
         4 => proptest::collection::vec(proptest::char::range('a', 'z'), 1..8)
@@ -32,6 +34,7 @@ fn text() -> impl Strategy<Value = String> {
         2 => proptest::sample::select(vec![
             r"\", r"\\", r#"\""#, r"\/", r"\n", r"\t", r"\b", r"\u00e9", r"\ud83d\ude00",
             r"\u12", r"\x", r"\ud83d", r"\\u00e9", r#"\\\""#, r"\u005c", "[redacted]",
+            "%", "%2", "%2f", "%25", "%5c", "%c3%a9", "%7a", "%zz", "%%", r"\u0025",
         ])
         .prop_map(str::to_owned),
         1 => proptest::char::range('a', 'z').prop_map(|c| format!("\\u{:04x}", u32::from(c))),

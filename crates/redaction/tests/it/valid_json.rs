@@ -4,20 +4,17 @@
 use proptest::prelude::*;
 use yetibot_redaction::Secrets;
 
-use crate::encode::{Spelling, decode, encode, spelling, tricky_char};
+use crate::encode::{Spelling, any_spelling, decode, encode, spelling, tricky_char};
 
-fn spellings() -> impl Strategy<Value = Vec<Spelling>> {
-    proptest::collection::vec(spelling(), 1..24)
-}
-
-/// Plain text, its JSON string content, and optionally that content encoded again.
+/// Plain text, its JSON string content (some characters possibly percent-encoded), and
+/// optionally that content encoded again as JSON.
 fn document() -> impl Strategy<Value = (String, String, Option<String>)> {
     (
         proptest::collection::vec(tricky_char(), 8..40).prop_map(String::from_iter),
-        spellings(),
-        proptest::option::of(spellings()),
+        proptest::collection::vec(any_spelling(), 1..24),
+        proptest::option::of(proptest::collection::vec(spelling(), 1..24)),
     )
-        .prop_map(|(plain, inner, outer)| {
+        .prop_map(|(plain, inner, outer): (String, Vec<Spelling>, _)| {
             let once = encode(&plain, &inner);
             let twice = outer.map(|outer| encode(&once, &outer));
             (plain, once, twice)
