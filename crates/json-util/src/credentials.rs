@@ -3,11 +3,41 @@
 
 use std::borrow::Cow;
 
-use yetibot_redaction::{REDACTED, Secrets, is_sensitive_field};
+use yetibot_redaction::{REDACTED, Secrets};
 
 use crate::error::{Error, Result};
 use crate::operators::{Options, Segment};
 use crate::value::{Object, Value};
+
+/// The credential-like field names this tool refuses in input and masks in output,
+/// compared ignoring ASCII case. This is the tool's own, deliberately short list, the one
+/// its specification states: the redaction crate's wider list of sensitive names (cookies,
+/// OAuth tokens, cloud keys) serves logs and transcripts, where masking too much costs
+/// nothing, whereas refusing a field here refuses the user's data.
+pub const CREDENTIAL_FIELD_NAMES: &[&str] = &[
+    "authorization",
+    "password",
+    "token",
+    "secret",
+    "key",
+    "api-key",
+    "api_key",
+    "apikey",
+    "key-file",
+    "key_file",
+    "keyfile",
+    "account-id",
+    "account_id",
+    "accountid",
+];
+
+/// Whether `name` is one of [`CREDENTIAL_FIELD_NAMES`], ignoring ASCII case.
+#[must_use]
+pub fn is_credential_field(name: &str) -> bool {
+    CREDENTIAL_FIELD_NAMES
+        .iter()
+        .any(|field| field.eq_ignore_ascii_case(name))
+}
 
 /// Rejects secrets in the optional fields and credential-like names in a `get` path.
 ///
@@ -28,7 +58,7 @@ pub(crate) fn check_options(options: &Options, secrets: &Secrets) -> Result<()> 
     for segment in options.path.iter().flatten() {
         match segment {
             Segment::Key(key) => {
-                if is_sensitive_field(key) {
+                if is_credential_field(key) {
                     return Err(Error::SensitiveField);
                 }
                 if secrets.contains_secret(key) {
@@ -61,7 +91,7 @@ pub(crate) fn check_value(value: &Value, secrets: &Secrets) -> Result<()> {
         }
         Value::Object(object) => {
             for (key, item) in object.iter() {
-                if is_sensitive_field(key) {
+                if is_credential_field(key) {
                     return Err(Error::SensitiveField);
                 }
                 if secrets.contains_secret(key) {
@@ -107,7 +137,7 @@ pub(crate) fn redact(value: &mut Value, secrets: &Secrets) {
             let mut renamed = false;
             let mut clean: Vec<(String, Value)> = Vec::with_capacity(entries.len());
             for (key, mut item) in entries {
-                if is_sensitive_field(&key) {
+                if is_credential_field(&key) {
                     item = Value::String(REDACTED.to_owned());
                 } else {
                     redact(&mut item, secrets);

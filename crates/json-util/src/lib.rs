@@ -18,6 +18,7 @@ mod value;
 mod writer;
 
 pub use call::{Call, execute, preflight};
+pub use credentials::{CREDENTIAL_FIELD_NAMES, is_credential_field};
 pub use error::{BatchError, Category, Error, Result};
 pub use limits::{
     Limits, MAX_ARGUMENT_CHARS, MAX_COUNT, MAX_DECIMAL_PRECISION, MAX_DECIMAL_SCALE,
