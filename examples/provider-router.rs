@@ -14,7 +14,13 @@ use yetibot_ai_providers::{
     Client, ClientOptions, ProviderConfig, ProviderSet, TurnEvent, TurnRequest,
 };
 
+/// Credentials for panic reports, set once they are known.
+static PANIC_SECRETS: std::sync::OnceLock<yetibot_redaction::Secrets> = std::sync::OnceLock::new();
+
 fn main() -> ExitCode {
+    yetibot_redaction::install_panic_hook(&PANIC_SECRETS);
+    // This example's only credentials are the fixture's made-up keys.
+    let _ = PANIC_SECRETS.set(yetibot_redaction::Secrets::empty());
     let _ = rustls::crypto::ring::default_provider().install_default();
     let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -79,10 +85,13 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         .await?;
     writeln!(out, "streamed: {}", printed.concat())?;
     if let Some(usage) = turn.usage {
+        // A count the provider did not report is shown as such, never as zero.
+        let count = |n: Option<u64>| n.map_or_else(|| "not reported".to_owned(), |n| n.to_string());
         writeln!(
             out,
             "usage: {} in, {} out",
-            usage.input_tokens, usage.output_tokens
+            count(usage.input_tokens),
+            count(usage.output_tokens)
         )?;
     }
     Ok(())

@@ -12,7 +12,11 @@ use yetibot_redaction::Secrets;
 
 const USAGE: &str = "usage: redact --secret VALUE [--secret VALUE]... < input > output\n";
 
+/// Credentials for panic reports, set once they are known.
+static PANIC_SECRETS: std::sync::OnceLock<yetibot_redaction::Secrets> = std::sync::OnceLock::new();
+
 fn main() -> ExitCode {
+    yetibot_redaction::install_panic_hook(&PANIC_SECRETS);
     let values = match parse(std::env::args_os().skip(1)) {
         Ok(Command::Run(values)) => values,
         Ok(Command::Help) => return write_or_fail(&mut io::stdout().lock(), USAGE),
@@ -26,6 +30,7 @@ fn main() -> ExitCode {
         Ok(secrets) => secrets,
         Err(error) => return fail(&format!("cannot use these secrets: {error}")),
     };
+    let _ = PANIC_SECRETS.set(secrets.clone());
     if secrets.ignored() > 0 {
         let warning = format!(
             "redact: warning: {} value(s) ignored (shorter than {} bytes or overlapping the marker)\n",

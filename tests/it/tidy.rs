@@ -332,3 +332,35 @@ fn only_the_binary_reads_the_environment() {
         }
     }
 }
+
+/// Rust's default panic hook prints the message as it is, and a message can quote data
+/// holding a credential; every program of the workspace installs the redacting hook.
+#[test]
+fn every_binary_installs_the_redacting_panic_hook() {
+    let mut programs = vec![root().join("crates/yetibot-bin/src/main.rs")];
+    for dir in crates()
+        .into_iter()
+        .map(|c| c.join("examples"))
+        .chain([root().join("examples")])
+    {
+        let Ok(entries) = fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries {
+            let path = entry.expect("entry").path();
+            let text = fs::read_to_string(&path).unwrap_or_default();
+            if path.extension().is_some_and(|e| e == "rs") && text.contains("fn main(") {
+                programs.push(path);
+            }
+        }
+    }
+    assert!(programs.len() >= 6, "{programs:?}");
+    for program in programs {
+        let text = fs::read_to_string(&program).expect("source");
+        assert!(
+            text.contains("install_panic_hook("),
+            "{} must call yetibot_redaction::install_panic_hook first thing in main",
+            program.display()
+        );
+    }
+}

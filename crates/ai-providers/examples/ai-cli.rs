@@ -35,7 +35,11 @@ struct Args {
     prompt: Vec<String>,
 }
 
+/// Credentials for panic reports, set once they are known.
+static PANIC_SECRETS: std::sync::OnceLock<yetibot_redaction::Secrets> = std::sync::OnceLock::new();
+
 fn main() -> ExitCode {
+    yetibot_redaction::install_panic_hook(&PANIC_SECRETS);
     let _ = rustls::crypto::ring::default_provider().install_default();
     let args = match parse(std::env::args().skip(1)) {
         Ok(args) => args,
@@ -59,6 +63,10 @@ async fn run(args: Args) -> ExitCode {
         Ok(client) => client,
         Err(error) => return provider_error(&error),
     };
+    // The key, read from a key file if that is where it lives, for panic reports.
+    if let Ok(secrets) = client.request_secrets(&provider).await {
+        let _ = PANIC_SECRETS.set(secrets);
+    }
     let mut out = std::io::stdout().lock();
     match args.command.as_str() {
         "models" => match client.list_models(&provider).await {

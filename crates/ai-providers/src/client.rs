@@ -1,6 +1,7 @@
 //! The public operations of [`Client`]: one model turn, model listing and the doctor probe.
 
 use serde_json::json;
+use yetibot_redaction::Secrets;
 
 use crate::config::{Provider, ProviderSet, WireApi};
 use crate::credential::{Purpose, bearer};
@@ -80,6 +81,24 @@ impl Client {
             }
         })
         .await
+    }
+
+    /// The credentials to redact from everything one request to `provider` produces (the
+    /// model's answer, tool results, progress): this client's set (see
+    /// [`Client::with_secrets`]) plus the provider's own key, read now from its key file
+    /// when it has one, since a key-file token is in no configured set. Call it once per
+    /// request; the shared set is not copied.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::CredentialUnavailable`] when the key file is unusable.
+    pub async fn request_secrets(&self, provider: &Provider) -> Result<Secrets> {
+        let token = bearer(provider, Purpose::Listing).await?;
+        self.secrets()
+            .with_extra(token.as_ref())
+            .map_err(|_| Error::CredentialUnavailable {
+                provider: provider.name().to_owned(),
+            })
     }
 
     /// Lists the models of one provider, using its listing kind.

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use crate::capability::ModelListing;
 use crate::chat::malformed;
 use crate::config::Provider;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::transport::Client;
 
 /// The most model IDs kept per provider.
@@ -155,6 +155,15 @@ async fn cloudflare(
     url: &str,
     bearer: Option<&yetibot_redaction::Secret>,
 ) -> Result<ModelList> {
+    // Every configured credential and this request's own key, which may come from a key
+    // file and so be in no configured set.
+    let secrets =
+        client
+            .secrets()
+            .with_extra(bearer)
+            .map_err(|_| Error::CredentialUnavailable {
+                provider: provider.name().to_owned(),
+            })?;
     let mut entries = Vec::new();
     let mut first: Option<PageInfo> = None;
     let mut last_page = 1;
@@ -202,11 +211,7 @@ async fn cloudflare(
             }
             Some(_) => {}
         }
-        entries.extend(
-            records
-                .iter()
-                .filter_map(|r| project(r, client.secrets(), bearer)),
-        );
+        entries.extend(records.iter().filter_map(|r| project(r, &secrets)));
         page += 1;
         if page > CLOUDFLARE_MAX_PAGES {
             break;
@@ -245,11 +250,7 @@ const DROP_ORDER: &[&str] = &[
 ];
 
 /// Projects one Workers AI catalog record into its bounded form.
-fn project(
-    record: &Value,
-    secrets: &yetibot_redaction::Secrets,
-    bearer: Option<&yetibot_redaction::Secret>,
-) -> Option<ModelInfo> {
+fn project(record: &Value, secrets: &yetibot_redaction::Secrets) -> Option<ModelInfo> {
     let id = record.get("name")?.as_str()?.to_owned();
     let mut out = Map::new();
     out.insert("id".into(), json!(id));
@@ -313,14 +314,8 @@ fn project(
     }
     let mut truncated = false;
     let mut value = Value::Object(out);
-    // Credentials are masked before anything is cut, so a cut can never expose a fragment:
-    // every configured credential, and this request's key (which may come from a key file
-    // and so be in no configured set).
-    redact_record(
-        &mut value,
-        secrets,
-        bearer.map(yetibot_redaction::Secret::expose),
-    );
+    // Credentials are masked before anything is cut, so a cut can never expose a fragment.
+    redact_record(&mut value, secrets);
     let mut value = bound(&value, 0, &mut truncated);
     // Cut strings can still add up (and escaping can make a 2,000-character string several
     // times longer in JSON), so the serialized size is what decides.
@@ -388,33 +383,23 @@ fn schema_summary(schema: &Value) -> Value {
 
 /// Redacts credentials from every string and key of a record. Keys are rewritten too: a
 /// record is data for display, not a schema whose names matter.
-fn redact_record(value: &mut Value, secrets: &yetibot_redaction::Secrets, bearer: Option<&str>) {
-    let clean = |text: &str| -> Option<String> {
-        let mut out = secrets.redact_text(text);
-        if let Some(secret) = bearer.filter(|s| !s.is_empty())
-            && out.contains(secret)
-        {
-            out = out.replace(secret, yetibot_redaction::REDACTED).into();
-        }
-        match out {
-            std::borrow::Cow::Borrowed(_) => None,
-            std::borrow::Cow::Owned(changed) => Some(changed),
-        }
-    };
+fn redact_record(value: &mut Value, secrets: &yetibot_redaction::Secrets) {
     match value {
         Value::String(s) => {
-            if let Some(changed) = clean(s) {
-                *s = changed;
+            if let std::borrow::Cow::Owned(clean) = secrets.redact_text(s) {
+                *s = clean;
             }
         }
-        Value::Array(items) => items
-            .iter_mut()
-            .for_each(|v| redact_record(v, secrets, bearer)),
+        Value::Array(items) => items.iter_mut().for_each(|v| redact_record(v, secrets)),
         Value::Object(map) => {
             let entries = std::mem::take(map);
             for (key, mut item) in entries {
-                redact_record(&mut item, secrets, bearer);
-                map.insert(clean(&key).unwrap_or(key), item);
+                redact_record(&mut item, secrets);
+                let key = match secrets.redact_text(&key) {
+                    std::borrow::Cow::Owned(clean) => clean,
+                    std::borrow::Cow::Borrowed(_) => key,
+                };
+                map.insert(key, item);
             }
         }
         _ => {}

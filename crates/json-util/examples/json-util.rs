@@ -20,7 +20,11 @@ use std::process::ExitCode;
 use yetibot_json_util::{Call, Reply, SplitMix64, execute, preflight};
 use yetibot_redaction::Secrets;
 
+/// Credentials for panic reports, set once they are known.
+static PANIC_SECRETS: std::sync::OnceLock<yetibot_redaction::Secrets> = std::sync::OnceLock::new();
+
 fn main() -> ExitCode {
+    yetibot_redaction::install_panic_hook(&PANIC_SECRETS);
     let options = match Options::parse(std::env::args().skip(1)) {
         Ok(options) => options,
         Err(problem) => return fail(1, problem),
@@ -44,6 +48,7 @@ fn main() -> ExitCode {
     let Ok(secrets) = Secrets::new(&options.secrets) else {
         return fail(1, "the secrets could not be compiled");
     };
+    let _ = PANIC_SECRETS.set(secrets.clone());
     let call = Call::new(input);
     let reply = match preflight(std::slice::from_ref(&call), &secrets) {
         Ok(()) => {

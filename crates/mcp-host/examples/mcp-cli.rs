@@ -30,7 +30,11 @@ enum Action {
     Repeat(usize, String, String),
 }
 
+/// Credentials for panic reports, set once they are known.
+static PANIC_SECRETS: std::sync::OnceLock<yetibot_redaction::Secrets> = std::sync::OnceLock::new();
+
 fn main() -> ExitCode {
+    yetibot_redaction::install_panic_hook(&PANIC_SECRETS);
     let _ = rustls::crypto::ring::default_provider().install_default();
     let Some((config, options, action)) = parse(std::env::args().skip(1).collect()) else {
         let _ = writeln!(
@@ -73,6 +77,7 @@ async fn run(
     let options =
         HostOptions::new().with_standard_env(|name| path.clone().filter(|_| name == "PATH"));
     let host = Host::new(servers, options)?;
+    let _ = PANIC_SECRETS.set(host.secrets().clone());
     let mut out = std::io::stdout().lock();
     let opened = Instant::now();
     let session = host.open_all().await?;

@@ -141,6 +141,7 @@ impl ServerSelection {
 pub struct HostOptions {
     child_env: Vec<(String, String)>,
     host_secrets: Vec<Secret>,
+    secrets: Secrets,
 }
 
 impl HostOptions {
@@ -170,6 +171,16 @@ impl HostOptions {
         self.host_secrets.extend(secrets.into_iter().cloned());
         self
     }
+
+    /// Starts from an already built set, normally the one the binary builds once from the
+    /// whole configuration, so that every crate redacts exactly the same values. The servers'
+    /// own credentials and any host secrets are added on top; those already in the set cost
+    /// nothing more.
+    #[must_use]
+    pub fn with_secrets(mut self, secrets: Secrets) -> Self {
+        self.secrets = secrets;
+        self
+    }
 }
 
 /// Opens sessions to configured servers. Cheap to share; performs no I/O until
@@ -189,20 +200,13 @@ impl Host {
     ///
     /// [`Error::Redaction`] if the credentials cannot be compiled into a redaction set.
     pub fn new(servers: ServerSet, options: HostOptions) -> Result<Self> {
-        let mut builder = Secrets::builder();
-        for secret in &options.host_secrets {
-            builder.add(secret);
-        }
-        for server in servers.servers() {
-            for secret in server.credentials() {
-                builder.add(secret);
-                // A header such as "Bearer TOKEN" must also hide the bare token.
-                if let Some((_, token)) = secret.expose().split_once(' ') {
-                    builder.add_str(token.trim());
-                }
-            }
-        }
-        let secrets = builder.build().map_err(Error::Redaction)?;
+        // Credentials are added as credentials, so the bare token of a header such as
+        // "Bearer TOKEN" is hidden too (the redaction crate decides which parts count).
+        let credentials = servers.servers().iter().flat_map(|s| s.credentials());
+        let secrets = options
+            .secrets
+            .with_extra(options.host_secrets.iter().chain(credentials))
+            .map_err(Error::Redaction)?;
         Ok(Self {
             servers,
             child_env: options.child_env,

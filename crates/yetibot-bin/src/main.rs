@@ -3,6 +3,7 @@
 
 use std::io::Write as _;
 use std::process::ExitCode;
+use std::sync::OnceLock;
 
 use clap::{Parser, Subcommand};
 use yetibot_bin::config::{self, Config, FileChoice, Invalid, environment};
@@ -29,7 +30,12 @@ enum Command {
     CheckConfig,
 }
 
+/// The configuration's credentials, for panic reports; set once the configuration loads.
+static PANIC_SECRETS: OnceLock<yetibot_redaction::Secrets> = OnceLock::new();
+
 fn main() -> ExitCode {
+    // Before anything can panic: a panic message may quote data that holds a credential.
+    yetibot_redaction::install_panic_hook(&PANIC_SECRETS);
     let cli = Cli::parse();
     match cli.command.unwrap_or(Command::Run) {
         Command::CheckConfig => check_config(),
@@ -40,6 +46,7 @@ fn main() -> ExitCode {
 fn check_config() -> ExitCode {
     match load() {
         Ok(config) => {
+            let _ = PANIC_SECRETS.set(config.secrets.clone());
             let mut stdout = std::io::stdout().lock();
             let _ = write!(stdout, "{}", config::summary(&config));
             let _ = writeln!(stdout, "configuration is valid");
@@ -58,6 +65,7 @@ fn run() -> ExitCode {
         Ok(config) => config,
         Err(invalid) => return report_invalid(&invalid),
     };
+    let _ = PANIC_SECRETS.set(config.secrets.clone());
     for line in config::summary(&config).lines() {
         tracing::info!("{line}");
     }

@@ -212,3 +212,24 @@ async fn key_file_writable_by_group_or_others_is_refused() {
     let _ = std::fs::remove_file(link);
     let _ = std::fs::remove_file(target);
 }
+
+/// Key-file tokens were promised to join a request's redaction set, but no API provided
+/// them: the set a request uses now includes the token read for it.
+#[tokio::test]
+async fn request_secrets_include_the_key_file_token() {
+    let fixture = Fixture::start().await.expect("fixture");
+    let path = key_file("request-set", b"kf-token-0123456789abcdef\n");
+    let p = with_key_file(&fixture.url("/v1"), &path);
+    let configured = yetibot_redaction::Secrets::new(["configured-0123456789"]).expect("set");
+    let secrets = client()
+        .with_secrets(configured)
+        .request_secrets(&p)
+        .await
+        .expect("request set");
+    assert_eq!(
+        secrets.redact_text("a kf-token-0123456789abcdef b configured-0123456789"),
+        "a [redacted] b [redacted]"
+    );
+    let _ = std::fs::remove_file(path);
+    assert_eq!(fixture.requests().len(), 0, "nothing is sent");
+}

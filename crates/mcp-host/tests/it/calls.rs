@@ -91,6 +91,32 @@ async fn host_secrets_are_redacted_too() {
     session.close().await;
 }
 
+/// The binary builds one set from the whole configuration and hands it to every crate; the
+/// host redacts that set's values (including the bare token of a `Bearer` value, which the
+/// redaction crate derives) on top of its servers' own credentials.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_configured_set_is_used_as_given() {
+    let servers =
+        yetibot_mcp_host::ServerSet::from_config(&[stdio_config("fx", &[])], Some(10_000))
+            .expect("ok");
+    let configured = yetibot_redaction::Secrets::from_secrets([&Secret::new(
+        "Bearer configured-token-0123456789",
+    )])
+    .expect("secrets");
+    let options = yetibot_mcp_host::HostOptions::new().with_secrets(configured);
+    let host = yetibot_mcp_host::Host::new(servers, options).expect("host");
+    let session = host.open(&["fx"]).await.expect("opens");
+    let outcome = session
+        .call(&id("echo"), r#"{"text": "t=configured-token-0123456789"}"#)
+        .await
+        .expect("sent");
+    assert_eq!(
+        outcome.output().map(|o| o.untrusted_text()),
+        Some("t=[redacted]")
+    );
+    session.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hang_times_out_as_unknown_and_the_session_still_closes() {
     let (_host, session) = open(300).await;
