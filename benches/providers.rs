@@ -33,7 +33,11 @@ use yetibot_ai_providers::{
 
 fn main() {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    cpu_report();
+    // The report runs for a whole-file run, not when divan is asked for one benchmark (as
+    // when profiling one client).
+    if std::env::args().skip(1).all(|arg| arg.starts_with('-')) {
+        cpu_report();
+    }
     divan::main();
 }
 
@@ -64,6 +68,8 @@ fn cpu_report() {
     let runtime = client_runtime();
     let ours = Client::new(ClientOptions::default()).expect("client");
     let chat = provider("chat-completions");
+    let burst_chat = provider_at("chat-completions", "/burst/v1");
+    let burst_theirs = openai_client_at("/burst/v1");
     let mut chat_request = TurnRequest::prompt("long answer");
     chat_request.stream = true;
     let theirs = openai_client();
@@ -78,17 +84,30 @@ fn cpu_report() {
     let mut theirs_run = || {
         runtime.block_on(read_openai_stream(&theirs, &request));
     };
+    let mut ours_burst = || {
+        runtime
+            .block_on(ours.turn(&burst_chat, &chat_request, &mut |_| {}))
+            .expect("turn");
+    };
+    let mut theirs_burst = || {
+        runtime.block_on(read_openai_stream(&burst_theirs, &request));
+    };
     let drain_client = drain_client();
     let drain_url: http::Uri = SETUP.fixture.url("/v1/responses").parse().expect("uri");
     let (mut a, mut b, mut r) = (Vec::new(), Vec::new(), Vec::new());
     let (mut json, mut floor) = (Vec::new(), Vec::new());
+    let (mut burst_a, mut burst_b) = (Vec::new(), Vec::new());
     for round in 0..ROUNDS + 5 {
-        let (x, y) = if round % 2 == 0 {
+        let (x, y, bx, by) = if round % 2 == 0 {
             let x = time(&mut ours_run);
-            (x, time(&mut theirs_run))
+            let y = time(&mut theirs_run);
+            let bx = time(&mut ours_burst);
+            (x, y, bx, time(&mut theirs_burst))
         } else {
             let y = time(&mut theirs_run);
-            (time(&mut ours_run), y)
+            let x = time(&mut ours_run);
+            let by = time(&mut theirs_burst);
+            (x, y, time(&mut ours_burst), by)
         };
         let z = time(&mut || {
             runtime
@@ -106,8 +125,11 @@ fn cpu_report() {
         });
         // The first rounds warm up the pools and caches.
         if round >= 5
-            && let (Some(x), Some(y), Some(z), Some(j), Some(f)) = (x, y, z, j, f)
+            && let (Some(x), Some(y), Some(z), Some(j), Some(f), Some(bx), Some(by)) =
+                (x, y, z, j, f, bx, by)
         {
+            burst_a.push(bx);
+            burst_b.push(by);
             a.push(x);
             b.push(y);
             r.push(z);
@@ -121,15 +143,18 @@ fn cpu_report() {
     } else {
         let (a, b, r) = (median(a), median(b), median(r));
         let (j, f) = (median(json), median(floor));
+        let (ba, bb) = (median(burst_a), median(burst_b));
         let rate = |us: f64| SETUP.responses_bytes as f64 / us;
         writeln!(
             out,
             "median client CPU per streamed chat answer ({CHAT_CHUNKS} chunks): \
-             yetibot-ai-providers {a:.0} us, async-openai {b:.0} us ({:.2}x)\n\
+             yetibot-ai-providers {a:.0} us, async-openai {b:.0} us ({:.2}x); \
+             the same answer sent as one burst: {ba:.0} us, {bb:.0} us ({:.2}x)\n\
              Responses stream of {} bytes, MB per CPU second: yetibot-ai-providers {:.1}; \
              serde_json::Value over the payloads {:.1} (ratio {:.2}); \
              hyper body drain {:.1} (ratio {:.2})",
             b / a,
+            bb / ba,
             SETUP.responses_bytes,
             rate(r),
             rate(j),
@@ -141,8 +166,12 @@ fn cpu_report() {
 }
 
 fn openai_client() -> async_openai::Client<OpenAIConfig> {
+    openai_client_at("/v1")
+}
+
+fn openai_client_at(base: &str) -> async_openai::Client<OpenAIConfig> {
     let config = OpenAIConfig::new()
-        .with_api_base(SETUP.fixture.url("/v1"))
+        .with_api_base(SETUP.fixture.url(base))
         .with_api_key("bench-key");
     async_openai::Client::with_config(config)
 }
@@ -233,6 +262,10 @@ static SETUP: LazyLock<Setup> = LazyLock::new(|| {
             "[DONE]".to_owned(),
         ])
         .collect();
+    // The same events once as one chunk each (a provider flushing every token) and once as a
+    // single burst, which leaves the transport's per-chunk work out of the comparison.
+    let burst: String = chat.iter().map(|e| format!("data: {e}\n\n")).collect();
+    fixture.route("/burst/v1/chat/completions", Reply::sse_chunks([burst]));
     fixture.route("/v1/chat/completions", Reply::sse_events(chat));
     let delta = "x".repeat(200);
     let responses: Vec<String> = (0..RESPONSES_DELTAS)
@@ -257,9 +290,13 @@ fn client_runtime() -> Runtime {
 }
 
 fn provider(api: &str) -> Provider {
+    provider_at(api, "/v1")
+}
+
+fn provider_at(api: &str, base: &str) -> Provider {
     let config = ProviderConfig {
         name: Some("bench".into()),
-        url: Some(SETUP.fixture.url("/v1")),
+        url: Some(SETUP.fixture.url(base)),
         key: Some("bench-key".into()),
         model: Some("m".into()),
         api: Some(api.into()),
@@ -289,11 +326,14 @@ fn responses_stream(bencher: Bencher) {
 mod chat_stream {
     use super::*;
 
-    #[divan::bench]
-    fn ai_providers(bencher: Bencher) {
+    /// Where the answer comes from: one chunk per event, or everything in one burst.
+    const BASES: &[&str] = &["/v1", "/burst/v1"];
+
+    #[divan::bench(args = BASES)]
+    fn ai_providers(bencher: Bencher, base: &str) {
         let runtime = client_runtime();
         let client = Client::new(ClientOptions::default()).expect("client");
-        let provider = provider("chat-completions");
+        let provider = provider_at("chat-completions", base);
         let mut request = TurnRequest::prompt("long answer");
         request.stream = true;
         bencher.bench_local(|| {
@@ -306,10 +346,10 @@ mod chat_stream {
         });
     }
 
-    #[divan::bench]
-    fn async_openai(bencher: Bencher) {
+    #[divan::bench(args = BASES)]
+    fn async_openai(bencher: Bencher, base: &str) {
         let runtime = client_runtime();
-        let client = openai_client();
+        let client = openai_client_at(base);
         let request = openai_request();
         bencher.bench_local(|| {
             divan::black_box(runtime.block_on(read_openai_stream(&client, &request)))
