@@ -64,6 +64,16 @@ fn cf_page(page: u64, names: &[&str], total_count: u64) -> Reply {
         "result_info": {"page": page, "per_page": 100, "count": names.len(), "total_count": total_count}}).to_string())
 }
 
+/// A catalog search answer holding every record on its only page.
+fn one_page(records: &Value) -> Reply {
+    let count = records.as_array().map_or(0, Vec::len);
+    Reply::json(
+        json!({"success": true, "result": records,
+            "result_info": {"page": 1, "per_page": 100, "count": count, "total_count": count}})
+        .to_string(),
+    )
+}
+
 fn cloudflare(fixture: &Fixture) -> yetibot_ai_providers::Provider {
     let p = keyed("cf", &fixture.url("/client/v4/accounts/abc/ai/v1"));
     let mut caps = p.capabilities().clone();
@@ -144,14 +154,7 @@ async fn cloudflare_records_are_projected_and_bounded() {
          "secret_field_not_projected": "x"},
         {"name": "@cf/long", "description": format!("{}{}", "y".repeat(1995), crate::support::KEY)},
     ]);
-    fixture.route(
-        "/search",
-        Reply::json(
-            json!({"success": true, "result": records,
-        "result_info": {"page": 1, "per_page": 100, "count": 3, "total_count": 3}})
-            .to_string(),
-        ),
-    );
+    fixture.route("/search", one_page(&records));
     let list = client()
         .list_models(&cloudflare(&fixture))
         .await
@@ -216,14 +219,7 @@ async fn cloudflare_record_over_8000_bytes_is_cut_to_the_bound() {
         "description": long('d'),
         "tags": [long('g')],
     }]);
-    fixture.route(
-        "/search",
-        Reply::json(
-            json!({"success": true, "result": records,
-                "result_info": {"page": 1, "per_page": 100, "count": 1, "total_count": 1}})
-            .to_string(),
-        ),
-    );
+    fixture.route("/search", one_page(&records));
     let list = client()
         .list_models(&cloudflare(&fixture))
         .await
@@ -246,14 +242,7 @@ async fn cloudflare_records_redact_every_configured_credential() {
         "description": format!("try {other} or {}", crate::support::KEY),
         "properties": [{"property_id": format!("note-{other}"), "value": other}],
     }]);
-    fixture.route(
-        "/search",
-        Reply::json(
-            json!({"success": true, "result": records,
-                "result_info": {"page": 1, "per_page": 100, "count": 1, "total_count": 1}})
-            .to_string(),
-        ),
-    );
+    fixture.route("/search", one_page(&records));
     let secrets = yetibot_redaction::Secrets::new([other]).expect("secrets");
     let list = client()
         .with_secrets(secrets)
