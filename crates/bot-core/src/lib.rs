@@ -1,10 +1,26 @@
 #![doc = include_str!("../README.md")]
 
+mod commands;
 mod config;
 mod error;
+mod interpreter;
+mod registry;
+mod render;
+mod store;
+pub mod syntax;
+pub mod value;
 
+pub use commands::builtins;
 pub use config::{
     AdminConfig, DEFAULT_MIN_PROBABILITY, ImgflipConfig, IntentRouter, IntentRouterConfig,
     MIN_MIN_PROBABILITY, XaiConfig, admin_users,
 };
 pub use error::{Error, Result};
+pub use interpreter::{Caller, Interpreter, MAX_ALIAS_DEPTH, Reply, Runner, Settings};
+pub use registry::{BoxFuture, Call, Category, CommandSpec, Handler, Plain, Registry, Route};
+pub use render::{MAX_IMAGE_MESSAGES, messages};
+pub use store::{
+    Alias, AliasStore, MAX_MEMORY_ALIASES, MAX_REMEMBERED_CHANNELS, MAX_REMEMBERED_USERS,
+    MemoryAliases, Recent, StoreError,
+};
+pub use value::{MAX_ROWS, MAX_VALUE_BYTES, Outcome, PathStep, Piped};

@@ -1,0 +1,662 @@
+//! The evaluator: runs a parsed expression stage by stage, evaluating sub-expressions when
+//! their stage is reached, piping each stage's value and data into the next, dispatching
+//! each stage to a command, an alias or help, and stopping at the first error.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use yetibot_json_util::{RandomSource, Value};
+
+use crate::registry::{BoxFuture, Call, Category, Registry};
+use crate::store::{Alias, AliasStore, Recent};
+use crate::syntax::{self, Expr, Part};
+use crate::value::{self, Outcome, Piped};
+
+/// How deeply aliases may expand into one another.
+pub const MAX_ALIAS_DEPTH: usize = 8;
+
+/// Who is running a command, as the platform reported them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    /// The adapter kind: `slack`, `discord`, `web` or `cli`.
+    pub adapter: String,
+    /// The channel (room) the command came from.
+    pub room: String,
+    /// The platform's user ID.
+    pub user_id: String,
+    /// The user's display name.
+    pub user_name: String,
+    /// Whether the identity comes from the platform (a trusted event) rather than from
+    /// text or caller-supplied metadata.
+    pub trusted: bool,
+}
+
+/// The answer to one expression.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reply {
+    /// What the last stage showed (empty text after an error).
+    pub value: Value,
+    /// The last stage's data.
+    pub data: Option<Value>,
+    /// The error that stopped the pipeline, formatted for chat.
+    pub error: Option<String>,
+}
+
+impl Reply {
+    fn failed(error: String) -> Self {
+        Self {
+            value: Value::String(String::new()),
+            data: None,
+            error: Some(error),
+        }
+    }
+
+    /// The chat messages this reply posts: the error, or the rendered value.
+    #[must_use]
+    pub fn messages(&self) -> Vec<String> {
+        match &self.error {
+            Some(error) => vec![error.clone()],
+            None => crate::render::messages(&self.value),
+        }
+    }
+}
+
+/// Settings of the interpreter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// The command prefix, `!` by default.
+    pub prefix: String,
+    /// Whether backtick commands inside ordinary chat run (on by default).
+    pub embedded_commands: bool,
+    /// Platform user IDs of admins (`:yetibot :admin :users`).
+    pub admins: Vec<String>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            prefix: "!".to_owned(),
+            embedded_commands: true,
+            admins: Vec::new(),
+        }
+    }
+}
+
+/// Runs expressions against a registry of commands.
+pub struct Interpreter {
+    registry: Registry,
+    aliases: Arc<dyn AliasStore>,
+    recent: Recent,
+    admins: HashSet<String>,
+    prefix: String,
+    embedded: bool,
+    random: Mutex<Box<dyn RandomSource + Send>>,
+    disabled: Mutex<HashMap<String, BTreeSet<Category>>>,
+}
+
+impl std::fmt::Debug for Interpreter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Interpreter")
+            .field("prefix", &self.prefix)
+            .field("commands", &self.registry.iter().count())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where an evaluation stands: who asked, whether the command was generated rather than
+/// typed, which aliases are expanding, and the data a sub-expression may see.
+#[derive(Debug, Clone)]
+struct Scope<'a> {
+    caller: &'a Caller,
+    generated: bool,
+    aliases: Vec<String>,
+    contextual: Option<Value>,
+    /// The position of the stage being run and the number of stages around it.
+    stage: (usize, usize),
+}
+
+/// What a command handler can ask of the interpreter.
+#[derive(Clone, Copy)]
+pub struct Runner<'a> {
+    interpreter: &'a Interpreter,
+    scope: &'a Scope<'a>,
+}
+
+impl std::fmt::Debug for Runner<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runner")
+            .field("generated", &self.scope.generated)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Runner<'a> {
+    /// Who is running the command.
+    #[must_use]
+    pub fn caller(&self) -> &'a Caller {
+        self.scope.caller
+    }
+
+    /// Whether the command was produced by an alias, a sub-expression, `xargs` or an
+    /// observer rather than typed by the caller. Generated commands carry no consent and no
+    /// admin authority.
+    #[must_use]
+    pub fn is_generated(&self) -> bool {
+        self.scope.generated
+    }
+
+    /// Whether the command was typed by the caller as the only stage of its line.
+    #[must_use]
+    pub fn is_direct(&self) -> bool {
+        !self.scope.generated && self.scope.stage == (0, 1)
+    }
+
+    /// Whether the caller is a trusted admin and the command was typed, not generated.
+    #[must_use]
+    pub fn is_admin(&self) -> bool {
+        self.interpreter.is_admin(self.scope)
+    }
+
+    /// The registry of commands.
+    #[must_use]
+    pub fn registry(&self) -> &'a Registry {
+        &self.interpreter.registry
+    }
+
+    /// The alias store.
+    #[must_use]
+    pub fn aliases(&self) -> &'a dyn AliasStore {
+        self.interpreter.aliases.as_ref()
+    }
+
+    /// The per-channel memory of recent lines and commands.
+    #[must_use]
+    pub fn recent(&self) -> &'a Recent {
+        &self.interpreter.recent
+    }
+
+    /// A uniformly random index below `bound` (at least 1).
+    #[must_use]
+    pub fn random_index(&self, bound: usize) -> usize {
+        let mut random = self
+            .interpreter
+            .random
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        random.index_below(bound.max(1)) % bound.max(1)
+    }
+
+    /// Runs one command line (no pipes are split: `line` is a single stage) with `input` as
+    /// its previous stage, as a generated command, and returns the new state or the
+    /// formatted error.
+    pub fn run_stage(&self, line: String, input: Piped) -> BoxFuture<'a, Result<Piped, String>> {
+        let interpreter = self.interpreter;
+        let scope = Scope {
+            generated: true,
+            stage: (0, 1),
+            ..self.scope.clone()
+        };
+        Box::pin(async move { interpreter.stage_line(&line, &line, input, &scope).await })
+    }
+
+    /// Parses and runs a whole expression as a generated command whose first stage sees
+    /// `data`.
+    pub fn run_expression(
+        &self,
+        line: String,
+        data: Option<Value>,
+    ) -> BoxFuture<'a, Result<Piped, String>> {
+        let interpreter = self.interpreter;
+        let scope = Scope {
+            generated: true,
+            contextual: data,
+            stage: (0, 1),
+            ..self.scope.clone()
+        };
+        Box::pin(async move {
+            let expr = syntax::parse(&line).map_err(|e| parse_failure(&e))?;
+            interpreter.eval(&expr, &scope).await
+        })
+    }
+}
+
+impl Interpreter {
+    /// An interpreter over `registry`, with aliases in `aliases` and randomness (for
+    /// `random`, `shuffle`) from `random`.
+    pub fn new(
+        registry: Registry,
+        aliases: Arc<dyn AliasStore>,
+        random: Box<dyn RandomSource + Send>,
+        settings: Settings,
+    ) -> Self {
+        Self {
+            registry,
+            aliases,
+            recent: Recent::new(),
+            admins: settings.admins.into_iter().collect(),
+            prefix: settings.prefix,
+            embedded: settings.embedded_commands,
+            random: Mutex::new(random),
+            disabled: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The command prefix.
+    #[must_use]
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The registry.
+    #[must_use]
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Switches `category` off (or back on) in `room`.
+    pub fn set_category_disabled(&self, room: &str, category: Category, disabled: bool) {
+        let mut map = self
+            .disabled
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let set = map.entry(room.to_owned()).or_default();
+        if disabled {
+            set.insert(category);
+        } else {
+            set.remove(&category);
+        }
+    }
+
+    /// Handles one chat message: a prefixed line runs as a command (a bare prefix re-runs
+    /// the caller's last command in the channel); any other line is remembered for `that`,
+    /// and its backtick commands run when embedded commands are on. Returns one reply per
+    /// command run (embedded commands' errors are left out).
+    pub async fn handle_message(&self, caller: &Caller, text: &str) -> Vec<Reply> {
+        if let Some(expression) = text.strip_prefix(self.prefix.as_str()) {
+            if expression.trim().is_empty() {
+                return vec![
+                    match self.recent.last_command_of(&caller.room, &caller.user_id) {
+                        Some(previous) => self.run(caller, &previous).await,
+                        None => Reply::failed(
+                            "You have not run a command in this channel yet".to_owned(),
+                        ),
+                    },
+                ];
+            }
+            let reply = self.run(caller, expression).await;
+            // Remembered after it ran, so that `that cmd` names the command before it.
+            self.recent
+                .command(&caller.room, &caller.user_id, expression);
+            return vec![reply];
+        }
+        self.recent.line(&caller.room, text);
+        if !self.embedded {
+            return Vec::new();
+        }
+        let mut replies = Vec::new();
+        for expr in self.embedded_commands(text).await {
+            let scope = Scope {
+                caller,
+                generated: false,
+                aliases: Vec::new(),
+                contextual: None,
+                stage: (0, 1),
+            };
+            if let Ok(piped) = self.eval(&expr, &scope).await {
+                replies.push(Reply {
+                    value: piped.value,
+                    data: piped.data,
+                    error: None,
+                });
+            }
+        }
+        replies
+    }
+
+    /// Runs one expression as the caller typed it (the prefix is optional).
+    pub async fn run(&self, caller: &Caller, line: &str) -> Reply {
+        let line = line.strip_prefix(self.prefix.as_str()).unwrap_or(line);
+        let expr = match syntax::parse(line) {
+            Ok(expr) => expr,
+            Err(error) => return Reply::failed(parse_failure(&error)),
+        };
+        let scope = Scope {
+            caller,
+            generated: false,
+            aliases: Vec::new(),
+            contextual: None,
+            stage: (0, 1),
+        };
+        match self.eval(&expr, &scope).await {
+            Ok(piped) => Reply {
+                value: piped.value,
+                data: piped.data,
+                error: None,
+            },
+            Err(error) => Reply::failed(error),
+        }
+    }
+
+    /// The top-level backtick sub-expressions of an ordinary chat line whose first word is
+    /// a known command or alias, in order. Only the part before the first ` | ` is searched.
+    pub async fn embedded_commands(&self, text: &str) -> Vec<Expr> {
+        let head = text.split(" | ").next().unwrap_or_default();
+        let Ok(expr) = syntax::parse(head) else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        for stage in &expr.stages {
+            for part in &stage.parts {
+                let Part::Sub(sub) = part else {
+                    continue;
+                };
+                if sub.style != syntax::SubStyle::Backtick {
+                    continue;
+                }
+                let Some(word) = sub.expr.first_word() else {
+                    continue;
+                };
+                let known = self.registry.get(word).is_some()
+                    || matches!(self.aliases.get(word).await, Ok(Some(_)));
+                if known {
+                    found.push(sub.expr.clone());
+                }
+            }
+        }
+        found
+    }
+
+    fn is_admin(&self, scope: &Scope<'_>) -> bool {
+        scope.caller.trusted && !scope.generated && self.admins.contains(&scope.caller.user_id)
+    }
+
+    /// Evaluates an expression, stage by stage.
+    fn eval<'a>(
+        &'a self,
+        expr: &'a Expr,
+        scope: &'a Scope<'a>,
+    ) -> BoxFuture<'a, Result<Piped, String>> {
+        Box::pin(async move {
+            let mut piped = Piped::default();
+            let count = expr.stages.len();
+            for (index, stage) in expr.stages.iter().enumerate() {
+                // Sub-expressions run now, in order, and see this stage's incoming data.
+                let mut typed = String::new();
+                for part in &stage.parts {
+                    match part {
+                        Part::Text(text) => typed.push_str(text),
+                        Part::Sub(sub) => {
+                            let inner = Scope {
+                                caller: scope.caller,
+                                generated: true,
+                                aliases: scope.aliases.clone(),
+                                contextual: piped.data.clone().or_else(|| scope.contextual.clone()),
+                                stage: (0, 1),
+                            };
+                            match self.eval(&sub.expr, &inner).await {
+                                Ok(result) => typed.push_str(&value::to_text(&result.value, " ")),
+                                Err(error) => typed.push_str(&error),
+                            }
+                        }
+                    }
+                }
+                let stage_scope = Scope {
+                    stage: (index, count),
+                    ..scope.clone()
+                };
+                let line = piped_line(&typed, &piped.value);
+                piped = self.stage_line(&typed, &line, piped, &stage_scope).await?;
+            }
+            Ok(piped)
+        })
+    }
+
+    /// Runs one stage whose text (as typed, sub-expressions evaluated) is `typed` and whose
+    /// command line (with the piped text applied) is `line`.
+    async fn stage_line(
+        &self,
+        typed: &str,
+        line: &str,
+        input: Piped,
+        scope: &Scope<'_>,
+    ) -> Result<Piped, String> {
+        let failure = |message: &str| format!("💥 Error in `{typed}`: {message} 💥");
+        let outcome = self.dispatch(line, &input, scope).await;
+        let next = match outcome {
+            Outcome::Error(message) => return Err(failure(&message)),
+            Outcome::Value(value) => Piped { value, ..input },
+            Outcome::Data { value, data, path } => {
+                let records = match (&data, path) {
+                    (Some(data), Some(path)) => match value::get_in(data, &path) {
+                        Some(Value::Array(items)) => Some(items.clone()),
+                        _ => None,
+                    },
+                    (Some(Value::Array(items)), None) => Some(items.clone()),
+                    _ => None,
+                };
+                Piped {
+                    value,
+                    data,
+                    records,
+                }
+            }
+            Outcome::Piped(piped) => piped,
+        };
+        let too_big =
+            value::oversize(&next.value).or_else(|| next.data.as_ref().and_then(value::oversize));
+        if let Some(why) = too_big {
+            return Err(failure(&format!("the result has {why}; select less")));
+        }
+        Ok(next)
+    }
+
+    /// Finds and runs the command a line names.
+    async fn dispatch(&self, line: &str, input: &Piped, scope: &Scope<'_>) -> Outcome {
+        let text = line.trim_start();
+        let (word, args) = match text.find(char::is_whitespace) {
+            Some(at) => {
+                let space = text[at..].chars().next().map_or(1, char::len_utf8);
+                (&text[..at], &text[at + space..])
+            }
+            None => (text, ""),
+        };
+        if word.is_empty() {
+            return Outcome::error("there is no command to run");
+        }
+        if let Some(spec) = self.registry.get(word) {
+            if self.is_disabled(&scope.caller.room, &spec.categories) {
+                return Outcome::error(format!("{word} commands are disabled in this channel"));
+            }
+            if spec.admin_only && !self.is_admin(scope) {
+                return Outcome::error(format!(
+                    "Only admins are allowed to execute {word} commands"
+                ));
+            }
+            let Some((route, captures)) = spec.route_for(args) else {
+                return Outcome::Value(Value::Array(
+                    spec.help().into_iter().map(Value::String).collect(),
+                ));
+            };
+            let items = value::as_items(&input.value);
+            let records = items.as_ref().and(input.records.as_deref());
+            let data = input
+                .data
+                .as_ref()
+                .or(scope.contextual.as_ref())
+                .or(match &input.value {
+                    Value::String(text) if text.is_empty() => None,
+                    other => Some(other),
+                });
+            let call = Call {
+                name: word,
+                args,
+                captures,
+                items,
+                raw: &input.value,
+                data,
+                records,
+                runner: Runner {
+                    interpreter: self,
+                    scope,
+                },
+            };
+            return route.handler.run(call).await;
+        }
+        match self.aliases.get(word).await {
+            Ok(Some(alias)) => return self.run_alias(&alias, args, input, scope).await,
+            Ok(None) => {}
+            Err(error) => return Outcome::error(error.to_string()),
+        }
+        if self.registry.get("help").is_some() && word != "help" {
+            let help = format!("help {text}");
+            return Box::pin(self.dispatch(&help, input, scope)).await;
+        }
+        Outcome::error(format!("I don't know how to handle {word}"))
+    }
+
+    fn is_disabled(&self, room: &str, categories: &[Category]) -> bool {
+        let map = self
+            .disabled
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        map.get(room)
+            .is_some_and(|off| categories.iter().any(|c| off.contains(c)))
+    }
+
+    /// Expands an alias with `args` and runs its body as a new top-level expression that
+    /// sees the caller's data.
+    async fn run_alias(
+        &self,
+        alias: &Alias,
+        args: &str,
+        input: &Piped,
+        scope: &Scope<'_>,
+    ) -> Outcome {
+        if scope.aliases.iter().any(|open| open == &alias.name) {
+            return Outcome::error(format!("alias {} calls itself", alias.name));
+        }
+        if scope.aliases.len() >= MAX_ALIAS_DEPTH {
+            return Outcome::error(format!("aliases expand more than {MAX_ALIAS_DEPTH} deep"));
+        }
+        let body = expand_alias(&alias.expression, args);
+        let expr = match syntax::parse(&body) {
+            Ok(expr) => expr,
+            Err(error) => return Outcome::error(format!("alias {}: {error}", alias.name)),
+        };
+        let mut aliases = scope.aliases.clone();
+        aliases.push(alias.name.clone());
+        let inner = Scope {
+            caller: scope.caller,
+            generated: true,
+            aliases,
+            contextual: input.data.clone().or_else(|| scope.contextual.clone()),
+            stage: (0, 1),
+        };
+        match self.eval(&expr, &inner).await {
+            Ok(piped) => Outcome::Piped(piped),
+            // The body's own error line already says where it failed.
+            Err(error) => Outcome::Error(error),
+        }
+    }
+}
+
+/// The parse error as a chat message.
+fn parse_failure(error: &syntax::ParseError) -> String {
+    format!("I could not read that command: {error}")
+}
+
+/// The command line of a stage: the piped text substituted for every `%s` or appended after
+/// a space; unchanged when the previous value is a collection or empty text.
+fn piped_line(typed: &str, previous: &Value) -> String {
+    if value::as_items(previous).is_some() {
+        return typed.to_owned();
+    }
+    let text = match previous {
+        Value::String(text) => text.clone(),
+        other => value::to_text(other, " "),
+    };
+    if text.is_empty() {
+        typed.to_owned()
+    } else if typed.contains("%s") {
+        typed.replace("%s", &text)
+    } else {
+        format!("{typed} {text}")
+    }
+}
+
+/// An alias body with its arguments in place: `$s` is all of them and `$1`..`$n` each one
+/// (arguments split on single spaces; missing ones are empty); with neither placeholder the
+/// arguments are appended. With no arguments at all only `$s` is removed.
+fn expand_alias(body: &str, args: &str) -> String {
+    let has_positional = positional_numbers(body).next().is_some();
+    if args.is_empty() {
+        return body.replace("$s", "");
+    }
+    if !body.contains("$s") && !has_positional {
+        return format!("{body} {args}");
+    }
+    let words: Vec<&str> = args.split(' ').collect();
+    let mut out = String::with_capacity(body.len() + args.len());
+    let mut rest = body;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if let Some(tail) = after.strip_prefix('s') {
+            out.push_str(args);
+            rest = tail;
+            continue;
+        }
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        match after[..digits].parse::<usize>() {
+            Ok(n) if n >= 1 => {
+                out.push_str(words.get(n - 1).copied().unwrap_or_default());
+                rest = &after[digits..];
+            }
+            _ => {
+                out.push('$');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The `$n` placeholders of a body.
+fn positional_numbers(body: &str) -> impl Iterator<Item = usize> + '_ {
+    body.match_indices('$').filter_map(move |(at, _)| {
+        let after = &body[at + 1..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        after[..digits].parse::<usize>().ok().filter(|n| *n >= 1)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn piped_text_is_substituted_or_appended() {
+        let text = |s: &str| Value::String(s.to_owned());
+        assert_eq!(piped_line("echo 2", &text("1")), "echo 2 1");
+        assert_eq!(piped_line("echo %sbar%s", &text("foo")), "echo foobarfoo");
+        assert_eq!(piped_line("echo 2", &text("")), "echo 2");
+        assert_eq!(piped_line("echo 2", &text("a\nb")), "echo 2");
+        assert_eq!(
+            piped_line("echo %s", &Value::Array(vec![text("a")])),
+            "echo %s"
+        );
+    }
+
+    #[test]
+    fn alias_placeholders() {
+        assert_eq!(expand_alias("echo $s!", "a b"), "echo a b!");
+        assert_eq!(expand_alias("echo $2 $1 $3.", "a b"), "echo b a .");
+        assert_eq!(expand_alias("echo hi", "a b"), "echo hi a b");
+        assert_eq!(expand_alias("echo $s $1", ""), "echo  $1");
+        assert_eq!(expand_alias("echo $1", "a b c"), "echo a");
+        assert_eq!(expand_alias("echo %s $1", "x"), "echo %s x");
+        assert_eq!(expand_alias("price $10", "a"), "price ");
+        assert_eq!(expand_alias("cost $ $x", "a"), "cost $ $x a");
+    }
+}

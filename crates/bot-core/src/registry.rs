@@ -1,0 +1,239 @@
+//! The command registry: each command's name, categories, admin flag and sub-command
+//! routes (a pattern, its usage line and its handler), and the call a handler receives.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use regex::Regex;
+use yetibot_json_util::Value;
+
+use crate::interpreter::Runner;
+use crate::value::Outcome;
+
+/// A boxed future, as command handlers return.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What a command's handler runs with.
+#[derive(Debug)]
+pub struct Call<'a> {
+    /// The command word.
+    pub name: &'a str,
+    /// Everything after the first whitespace following the command word, spaces kept, with
+    /// the piped text already substituted or appended.
+    pub args: &'a str,
+    /// The matched route's captures: index 0 is the whole match, then each group (`None`
+    /// when a group did not take part).
+    pub captures: Vec<Option<String>>,
+    /// The previous stage's value as a collection, when it is one.
+    pub items: Option<Vec<Value>>,
+    /// The previous stage's value as it was.
+    pub raw: &'a Value,
+    /// The data available to this stage: the previous stage's data, else the data of the
+    /// stage that contains this sub-expression, else the previous value.
+    pub data: Option<&'a Value>,
+    /// The records paired with `items`, row for row, when the data has them.
+    pub records: Option<&'a [Value]>,
+    /// Runs other commands and reaches the interpreter's services.
+    pub runner: Runner<'a>,
+}
+
+impl Call<'_> {
+    /// The capture of group `n`, or `""`.
+    #[must_use]
+    pub fn group(&self, n: usize) -> &str {
+        self.captures
+            .get(n)
+            .and_then(Option::as_deref)
+            .unwrap_or_default()
+    }
+}
+
+/// A command handler.
+pub trait Handler: Send + Sync {
+    /// Runs the command.
+    fn run<'a>(&'a self, call: Call<'a>) -> BoxFuture<'a, Outcome>;
+}
+
+/// A handler that needs no waiting: a plain function of the call.
+pub struct Plain<F>(pub F);
+
+impl<F> Handler for Plain<F>
+where
+    F: Fn(&Call<'_>) -> Outcome + Send + Sync,
+{
+    fn run<'a>(&'a self, call: Call<'a>) -> BoxFuture<'a, Outcome> {
+        let outcome = (self.0)(&call);
+        Box::pin(std::future::ready(outcome))
+    }
+}
+
+impl<F> fmt::Debug for Plain<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Plain")
+    }
+}
+
+/// A group of commands a channel can switch off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Category {
+    /// Text and pipeline utilities.
+    Util,
+    /// Commands over collections.
+    Collection,
+    /// Information about the bot and its users.
+    Info,
+    /// AI commands.
+    Ai,
+    /// Commands that change the bot's configuration.
+    Admin,
+}
+
+impl Category {
+    /// The category's name.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Util => "util",
+            Self::Collection => "collection",
+            Self::Info => "info",
+            Self::Ai => "ai",
+            Self::Admin => "admin",
+        }
+    }
+}
+
+/// One sub-command: when its pattern is found in the arguments, its handler runs.
+#[derive(Clone)]
+pub struct Route {
+    /// The pattern searched for anywhere in the arguments; `None` matches anything.
+    pub pattern: Option<Regex>,
+    /// The usage line shown in help: `head <n> <list> # return the first <n> items`.
+    pub usage: String,
+    /// What runs.
+    pub handler: Arc<dyn Handler>,
+}
+
+impl fmt::Debug for Route {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Route")
+            .field("pattern", &self.pattern.as_ref().map(Regex::as_str))
+            .field("usage", &self.usage)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A command and its routes, tried in order.
+#[derive(Debug, Clone)]
+pub struct CommandSpec {
+    /// The command word, matched exactly and case-sensitively.
+    pub name: String,
+    /// The categories it belongs to.
+    pub categories: Vec<Category>,
+    /// Whether only admins may run it.
+    pub admin_only: bool,
+    /// The sub-commands.
+    pub routes: Vec<Route>,
+}
+
+impl CommandSpec {
+    /// A command with no routes yet.
+    #[must_use]
+    pub fn new(name: &str, categories: &[Category]) -> Self {
+        Self {
+            name: name.to_owned(),
+            categories: categories.to_vec(),
+            admin_only: false,
+            routes: Vec::new(),
+        }
+    }
+
+    /// Adds a route whose `pattern` is searched for in the arguments (`None`: anything).
+    ///
+    /// # Panics
+    ///
+    /// When `pattern` is not a valid regular expression: routes are the program's own
+    /// constants, so this is a programming error found by the first test that registers it.
+    #[must_use]
+    pub fn route(
+        mut self,
+        pattern: Option<&str>,
+        usage: &str,
+        handler: impl Handler + 'static,
+    ) -> Self {
+        let pattern =
+            pattern.map(|p| Regex::new(p).expect("a route pattern is a valid regular expression"));
+        self.routes.push(Route {
+            pattern,
+            usage: usage.to_owned(),
+            handler: Arc::new(handler),
+        });
+        self
+    }
+
+    /// Marks the command as admin-only.
+    #[must_use]
+    pub fn admin_only(mut self) -> Self {
+        self.admin_only = true;
+        self
+    }
+
+    /// The help text: one usage line per route.
+    #[must_use]
+    pub fn help(&self) -> Vec<String> {
+        let mut lines: Vec<String> = Vec::new();
+        for route in &self.routes {
+            if !lines.contains(&route.usage) {
+                lines.push(route.usage.clone());
+            }
+        }
+        lines
+    }
+
+    /// The first route that matches `args`, with its captures.
+    #[must_use]
+    pub fn route_for(&self, args: &str) -> Option<(&Route, Vec<Option<String>>)> {
+        self.routes.iter().find_map(|route| match &route.pattern {
+            None => Some((route, vec![Some(args.to_owned())])),
+            Some(pattern) => pattern.captures(args).map(|captures| {
+                let groups = captures
+                    .iter()
+                    .map(|m| m.map(|m| m.as_str().to_owned()))
+                    .collect();
+                (route, groups)
+            }),
+        })
+    }
+}
+
+/// Every command the interpreter knows, by name.
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    commands: BTreeMap<String, CommandSpec>,
+}
+
+impl Registry {
+    /// An empty registry.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a command, replacing one of the same name.
+    pub fn add(&mut self, spec: CommandSpec) {
+        self.commands.insert(spec.name.clone(), spec);
+    }
+
+    /// The command named exactly `name`.
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&CommandSpec> {
+        self.commands.get(name)
+    }
+
+    /// Every command, by name.
+    pub fn iter(&self) -> impl Iterator<Item = &CommandSpec> {
+        self.commands.values()
+    }
+}

@@ -1,0 +1,4 @@
+//! The command language at its boundary: the golden table of lines and answers, and
+//! property tests over whole pipelines.
+
+mod golden;
