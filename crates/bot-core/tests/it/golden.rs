@@ -1,5 +1,6 @@
-//! The golden table (`language.txt`): each case runs its `>` lines in order as one user in
-//! one channel, and compares what the last one posts (and, when given, its data).
+//! The golden tables (`language.txt` for the language itself, `collections.txt` for the
+//! collection commands): each case runs its `>` lines in order as one user in one channel,
+//! and compares what the last one posts (and, when given, its data).
 //!
 //! Format: `## name` starts a case; `> line` is a chat message (the prefix is added when
 //! the line does not start with `~`, which marks an ordinary chat line); the lines after the
@@ -21,13 +22,30 @@ struct Case {
     admin: bool,
 }
 
+/// Every table, with its file name.
+const TABLES: &[(&str, &str)] = &[
+    ("language.txt", include_str!("language.txt")),
+    ("collections.txt", include_str!("collections.txt")),
+];
+
 fn cases() -> Vec<Case> {
-    let text = include_str!("language.txt");
     let mut cases: Vec<Case> = Vec::new();
+    for (file, text) in TABLES {
+        read_table(file, text, &mut cases);
+    }
+    for case in &mut cases {
+        while case.expected.last().is_some_and(String::is_empty) {
+            case.expected.pop();
+        }
+    }
+    cases
+}
+
+fn read_table(file: &str, text: &str, cases: &mut Vec<Case>) {
     for (number, line) in text.lines().enumerate() {
         if let Some(name) = line.strip_prefix("## ") {
             cases.push(Case {
-                name: name.to_owned(),
+                name: format!("{file}: {name}"),
                 line: number + 1,
                 inputs: Vec::new(),
                 expected: Vec::new(),
@@ -50,12 +68,6 @@ fn cases() -> Vec<Case> {
             case.expected.push(line.to_owned());
         }
     }
-    for case in &mut cases {
-        while case.expected.last().is_some_and(String::is_empty) {
-            case.expected.pop();
-        }
-    }
-    cases
 }
 
 fn interpreter(admin: bool) -> Interpreter {
