@@ -2,7 +2,7 @@
 //! collection commands): each case runs its `>` lines in order as one user in one channel,
 //! and compares what the last one posts (and, when given, its data).
 //!
-//! Format: `## name` starts a case; `> line` is a chat message (the prefix is added when
+//! Format: lines before a file's first case are comments; `## name` starts a case; `> line` is a chat message (the prefix is added when
 //! the line does not start with `~`, which marks an ordinary chat line); the lines after the
 //! last `>` up to `data:` or the next case are the expected messages joined by newlines
 //! (`(nothing)` when nothing is posted); `data: <json>` is the expected data. `admin` on its
@@ -42,6 +42,7 @@ fn cases() -> Vec<Case> {
 }
 
 fn read_table(file: &str, text: &str, cases: &mut Vec<Case>) {
+    let first = cases.len();
     for (number, line) in text.lines().enumerate() {
         if let Some(name) = line.strip_prefix("## ") {
             cases.push(Case {
@@ -52,6 +53,10 @@ fn read_table(file: &str, text: &str, cases: &mut Vec<Case>) {
                 data: None,
                 admin: false,
             });
+            continue;
+        }
+        // Lines before this file's first case (its header comment) belong to no case.
+        if cases.len() == first {
             continue;
         }
         let Some(case) = cases.last_mut() else {
