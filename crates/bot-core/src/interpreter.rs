@@ -424,6 +424,7 @@ impl Interpreter {
         let outcome = self.dispatch(line, &input, scope).await;
         let next = match outcome {
             Outcome::Error(message) => return Err(failure(&message)),
+            Outcome::Failed(error) => return Err(error),
             Outcome::Value(value) => Piped { value, ..input },
             Outcome::Data { value, data, path } => {
                 let records = match (&data, path) {
@@ -555,7 +556,7 @@ impl Interpreter {
         match self.eval(&expr, &inner).await {
             Ok(piped) => Outcome::Piped(piped),
             // The body's own error line already says where it failed.
-            Err(error) => Outcome::Error(error),
+            Err(error) => Outcome::Failed(error),
         }
     }
 }

@@ -10,7 +10,7 @@ mod store;
 pub mod syntax;
 pub mod value;
 
-pub use commands::builtins;
+pub use commands::{MAX_REPEAT, MAX_XARGS_ITEMS, XARGS_PARALLELISM, builtins};
 pub use config::{
     AdminConfig, DEFAULT_MIN_PROBABILITY, ImgflipConfig, IntentRouter, IntentRouterConfig,
     MIN_MIN_PROBABILITY, XaiConfig, admin_users,

@@ -1,7 +1,8 @@
 //! How a final value reads in chat, the same on every platform: text as it is (empty text
 //! says "No results"), a collection as its items on separate lines with nested collections
-//! flattened (an empty one posts nothing), a map as `key: value` lines, and a list of image
-//! URLs as one message per image, at most 30.
+//! flattened (an empty one posts nothing; one whose items are all blank says "No
+//! results"), a map as `key: value` lines, and a list of image URLs as one message per
+//! image, at most 30.
 
 use yetibot_json_util::Value;
 
@@ -30,7 +31,15 @@ pub fn messages(value: &Value) -> Vec<String> {
                     .take(MAX_IMAGE_MESSAGES)
                     .map(str::to_owned)
                     .collect(),
-                None => vec![value::to_text(value, "\n")],
+                None => {
+                    // Items that are all empty still answer: chat cannot post blank text.
+                    let text = value::to_text(value, "\n");
+                    if text.trim().is_empty() {
+                        vec!["No results".to_owned()]
+                    } else {
+                        vec![text]
+                    }
+                }
             }
         }
         Value::Object(object) if object.is_empty() => Vec::new(),

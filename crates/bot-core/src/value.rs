@@ -54,6 +54,9 @@ pub enum Outcome {
     Piped(Piped),
     /// The command failed; the pipeline stops with this message.
     Error(String),
+    /// A pipeline inside the command (an alias body) failed with this error, already
+    /// formatted where it happened; it is passed on unchanged.
+    Failed(String),
 }
 
 impl Outcome {

@@ -1,6 +1,13 @@
 //! The built-in commands of the language, and the registry that holds them all.
 
+mod alias;
 mod basic;
+mod data;
+mod help;
+mod render;
+mod xargs;
+
+pub use xargs::{MAX_REPEAT, MAX_XARGS_ITEMS, XARGS_PARALLELISM};
 
 use crate::registry::Registry;
 
@@ -9,7 +16,15 @@ use crate::registry::Registry;
 #[must_use]
 pub fn builtins() -> Registry {
     let mut registry = Registry::new();
-    for spec in basic::commands() {
+    let groups = [
+        basic::commands(),
+        help::commands(),
+        alias::commands(),
+        data::commands(),
+        xargs::commands(),
+        render::commands(),
+    ];
+    for spec in groups.into_iter().flatten() {
         registry.add(spec);
     }
     registry

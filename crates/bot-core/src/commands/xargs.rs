@@ -1,0 +1,154 @@
+//! `xargs` and `repeat`: commands that run another command several times, as generated
+//! commands, each with its own input, and collect the results in order.
+
+use futures_util::StreamExt;
+use yetibot_json_util::Value;
+
+use crate::registry::{BoxFuture, Call, Category, CommandSpec, Handler};
+use crate::value::{self, Outcome, Piped};
+
+/// The most items `xargs` runs a command for.
+pub const MAX_XARGS_ITEMS: usize = 64;
+/// How many of those runs may be in flight at once.
+pub const XARGS_PARALLELISM: usize = 4;
+/// The most times `repeat` runs a command.
+pub const MAX_REPEAT: usize = 10;
+
+pub(crate) fn commands() -> Vec<CommandSpec> {
+    vec![
+        CommandSpec::new("xargs", &[Category::Util, Category::Collection])
+            .route(
+                None,
+                "xargs <cmd> # run <cmd> once for every piped item (with %s, or the item appended); each run gets its item's record as data",
+                Xargs,
+            ),
+        CommandSpec::new("repeat", &[Category::Util]).route(
+            Some(r"^(\d+)\s(.+)$"),
+            "repeat <n> <cmd> # run <cmd> <n> times (at most 10)",
+            Repeat,
+        ),
+    ]
+}
+
+struct Xargs;
+
+impl Handler for Xargs {
+    fn run<'a>(&'a self, call: Call<'a>) -> BoxFuture<'a, Outcome> {
+        Box::pin(xargs(call))
+    }
+}
+
+async fn xargs(call: Call<'_>) -> Outcome {
+    let records = call.records;
+    if call.args.trim().is_empty() {
+        // Without a command the input passes through, records and all.
+        return Outcome::Piped(Piped {
+            value: call.raw.clone(),
+            data: call.data.cloned(),
+            records: records.map(<[Value]>::to_vec),
+        });
+    }
+    let Some(items) = call
+        .items
+        .clone()
+        .or_else(|| records.map(<[Value]>::to_vec))
+    else {
+        return Outcome::error("Expected a collection");
+    };
+    if items.len() > MAX_XARGS_ITEMS {
+        return Outcome::error(format!(
+            "xargs runs at most {MAX_XARGS_ITEMS} items and got {}; select fewer first (head {MAX_XARGS_ITEMS})",
+            items.len()
+        ));
+    }
+    let runs = items.into_iter().enumerate().map(|(i, item)| {
+        let record = records.and_then(|r| r.get(i)).cloned();
+        let (line, input) = match item {
+            collection @ Value::Array(_) => (
+                call.args.to_owned(),
+                Piped {
+                    value: collection,
+                    data: record,
+                    records: None,
+                },
+            ),
+            scalar => {
+                let text = value::to_text(&scalar, " ");
+                let line = if call.args.contains("%s") {
+                    call.args.replace("%s", &text)
+                } else {
+                    format!("{} {text}", call.args)
+                };
+                (
+                    line,
+                    Piped {
+                        value: Value::String(String::new()),
+                        data: record,
+                        records: None,
+                    },
+                )
+            }
+        };
+        call.runner.run_stage(line, input)
+    });
+    let results: Vec<Result<Piped, String>> = futures_util::stream::iter(runs)
+        .buffered(XARGS_PARALLELISM)
+        .collect()
+        .await;
+    let mut values = Vec::with_capacity(results.len());
+    let mut datas = Vec::with_capacity(results.len());
+    for result in results {
+        match result {
+            Ok(piped) => {
+                values.push(piped.value);
+                datas.push(piped.data.unwrap_or(Value::Null));
+            }
+            // A failing item becomes an empty item, as upstream does.
+            Err(_) => {
+                values.push(Value::String(String::new()));
+                datas.push(Value::Null);
+            }
+        }
+    }
+    Outcome::with_records(Value::Array(values), Some(datas))
+}
+
+struct Repeat;
+
+impl Handler for Repeat {
+    fn run<'a>(&'a self, call: Call<'a>) -> BoxFuture<'a, Outcome> {
+        Box::pin(repeat(call))
+    }
+}
+
+async fn repeat(call: Call<'_>) -> Outcome {
+    let times = call
+        .group(1)
+        .parse::<usize>()
+        .unwrap_or(MAX_REPEAT)
+        .min(MAX_REPEAT);
+    let line = call.group(2).to_owned();
+    let input = Piped {
+        value: call
+            .items
+            .clone()
+            .map_or_else(|| Value::String(String::new()), Value::Array),
+        data: call.data.cloned(),
+        records: call.records.map(<[Value]>::to_vec),
+    };
+    let mut values = Vec::with_capacity(times);
+    let mut datas = Vec::with_capacity(times);
+    for _ in 0..times {
+        match call.runner.run_stage(line.clone(), input.clone()).await {
+            Ok(piped) => {
+                values.push(piped.value);
+                datas.push(piped.data.unwrap_or(Value::Null));
+            }
+            Err(error) => {
+                values.push(Value::String(error));
+                datas.push(Value::Null);
+            }
+        }
+    }
+    Outcome::with_records(Value::Array(values), Some(datas))
+}
