@@ -1,4 +1,5 @@
 //! The command language at its boundary: the golden table of lines and answers, and
 //! property tests over whole pipelines.
 
+mod authority;
 mod golden;
