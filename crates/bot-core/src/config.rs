@@ -176,3 +176,91 @@ pub fn admin_users(config: &AdminConfig) -> Result<Vec<String>, Vec<Error>> {
         Err(problems)
     }
 }
+
+/// The default user ID of the local operator (`yetibot run`, the web console).
+pub const DEFAULT_LOCAL_USER_ID: &str = "local";
+/// The longest command prefix accepted.
+pub const MAX_PREFIX_CHARS: usize = 8;
+
+/// `:yetibot :command`: how commands are recognized in chat.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct CommandConfig {
+    /// The command prefix, `!` by default.
+    pub prefix: Option<String>,
+    /// Whether backtick commands inside ordinary chat run (default true).
+    pub embedded: Option<bool>,
+}
+
+/// `:yetibot :local`: the operator of this machine, who uses `yetibot run` and the local
+/// web console.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct LocalConfig {
+    /// The operator's user ID, as listed in `:admin :users` to make them an admin.
+    pub user_id: Option<String>,
+    /// The operator's display name (default: the user ID).
+    pub user_name: Option<String>,
+}
+
+/// The interpreter settings from `:command` and the admin list.
+///
+/// # Errors
+///
+/// An empty prefix, one with whitespace, or one longer than [`MAX_PREFIX_CHARS`], with paths
+/// relative to the `:command` map.
+pub fn command_settings(
+    config: &CommandConfig,
+    admins: Vec<String>,
+) -> Result<crate::Settings, Vec<Error>> {
+    let prefix = config.prefix.clone().unwrap_or_else(|| "!".to_owned());
+    if prefix.is_empty()
+        || prefix.chars().count() > MAX_PREFIX_CHARS
+        || prefix.chars().any(char::is_whitespace)
+    {
+        return Err(vec![Error::config(
+            "prefix",
+            "must be 1 to 8 characters without whitespace",
+        )]);
+    }
+    Ok(crate::Settings {
+        prefix,
+        embedded_commands: config.embedded.unwrap_or(true),
+        admins,
+    })
+}
+
+/// The local operator as a caller of adapter kind `adapter` (`cli` or `web`): trusted,
+/// since only someone at this machine can act as them.
+///
+/// # Errors
+///
+/// A blank user ID or name, with paths relative to the `:local` map.
+pub fn local_caller(config: &LocalConfig, adapter: &str) -> Result<crate::Caller, Vec<Error>> {
+    let mut problems = Vec::new();
+    let user_id = config
+        .user_id
+        .clone()
+        .unwrap_or_else(|| DEFAULT_LOCAL_USER_ID.to_owned());
+    if user_id.trim().is_empty() {
+        problems.push(Error::config("user-id", "must not be blank"));
+    }
+    if config
+        .user_name
+        .as_ref()
+        .is_some_and(|n| n.trim().is_empty())
+    {
+        problems.push(Error::config("user-name", "must not be blank"));
+    }
+    let user_name = config.user_name.clone().unwrap_or_else(|| user_id.clone());
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    Ok(crate::Caller {
+        adapter: adapter.to_owned(),
+        room: adapter.to_owned(),
+        user_id,
+        user_name,
+        trusted: true,
+    })
+}

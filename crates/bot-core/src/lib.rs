@@ -12,8 +12,9 @@ pub mod value;
 
 pub use commands::{MAX_REPEAT, MAX_XARGS_ITEMS, XARGS_PARALLELISM, builtins};
 pub use config::{
-    AdminConfig, DEFAULT_MIN_PROBABILITY, ImgflipConfig, IntentRouter, IntentRouterConfig,
-    MIN_MIN_PROBABILITY, XaiConfig, admin_users,
+    AdminConfig, CommandConfig, DEFAULT_LOCAL_USER_ID, DEFAULT_MIN_PROBABILITY, ImgflipConfig,
+    IntentRouter, IntentRouterConfig, LocalConfig, MAX_PREFIX_CHARS, MIN_MIN_PROBABILITY,
+    XaiConfig, admin_users, command_settings, local_caller,
 };
 pub use error::{Error, Result};
 pub use interpreter::{Caller, Interpreter, MAX_ALIAS_DEPTH, Reply, Runner, Settings};

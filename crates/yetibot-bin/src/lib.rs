@@ -1,4 +1,5 @@
 #![doc = include_str!("../README.md")]
 
+pub mod commands;
 pub mod config;
 pub mod discovery;

@@ -1,5 +1,7 @@
-//! The `yetibot` command: `yetibot` runs the bot, `yetibot check-config` validates the
-//! configuration. Exit codes: 0 success, 2 invalid configuration, 1 any other failure.
+//! The `yetibot` command: `yetibot` (or `yetibot serve`) runs the bot, `yetibot run '<expr>'`
+//! runs one command line and prints what a chat would show, `yetibot check-config`
+//! validates the configuration. Exit codes: 0 success, 1 a failed command or any other
+//! failure, 2 invalid configuration.
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -24,7 +26,17 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the bot until Ctrl-C or SIGTERM (the default).
-    Run,
+    Serve,
+    /// Run one command line as the local operator (`:yetibot :local`) and print what a chat
+    /// would show: exit 0, or 1 with the error when the command fails.
+    Run {
+        /// Print `{"value": ..., "data": ..., "error": ...}` instead of chat text.
+        #[arg(long)]
+        json: bool,
+        /// The command line, prefix optional; several words are joined with spaces.
+        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+        expression: Vec<String>,
+    },
     /// Load and validate the configuration, print a summary with secrets redacted, and exit:
     /// 0 when valid, 2 with every problem when not.
     CheckConfig,
@@ -37,9 +49,10 @@ fn main() -> ExitCode {
     // Before anything can panic: a panic message may quote data that holds a credential.
     yetibot_redaction::install_panic_hook(&PANIC_SECRETS);
     let cli = Cli::parse();
-    match cli.command.unwrap_or(Command::Run) {
+    match cli.command.unwrap_or(Command::Serve) {
         Command::CheckConfig => check_config(),
-        Command::Run => run(),
+        Command::Serve => serve_until_stopped(),
+        Command::Run { json, expression } => run_once(&expression.join(" "), json),
     }
 }
 
@@ -56,7 +69,41 @@ fn check_config() -> ExitCode {
     }
 }
 
-fn run() -> ExitCode {
+/// `yetibot run`: one expression, answered on standard output.
+fn run_once(expression: &str, json: bool) -> ExitCode {
+    let config = match load() {
+        Ok(config) => config,
+        Err(invalid) => return report_invalid(&invalid),
+    };
+    let _ = PANIC_SECRETS.set(config.secrets.clone());
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            let _ = writeln!(std::io::stderr(), "cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let interpreter = yetibot_bin::commands::interpreter(&config);
+    let reply = runtime.block_on(interpreter.run(&config.local, expression));
+    let mut stdout = std::io::stdout().lock();
+    if json {
+        let _ = writeln!(stdout, "{}", yetibot_bin::commands::reply_json(&reply));
+    } else {
+        for message in reply.messages() {
+            let _ = writeln!(stdout, "{message}");
+        }
+    }
+    if reply.error.is_some() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn serve_until_stopped() -> ExitCode {
     tracing_subscriber::fmt()
         .with_target(false)
         .with_writer(std::io::stderr)

@@ -102,6 +102,10 @@ pub struct Config {
     pub xai_key: Option<Secret>,
     /// Imgflip user name and password.
     pub imgflip: Option<(String, Secret)>,
+    /// The command language's settings: prefix, embedded commands, admins.
+    pub settings: yetibot_bot_core::Settings,
+    /// The local operator (`:yetibot :local`), as the caller of `yetibot run`.
+    pub local: yetibot_bot_core::Caller,
     /// Every inline credential, for redaction. Key files are not read here: their tokens join
     /// a request's own set when that request resolves them.
     pub secrets: Secrets,

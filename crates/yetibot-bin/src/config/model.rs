@@ -4,7 +4,10 @@
 use serde::Deserialize;
 use serde_json::Value;
 use yetibot_ai_providers::{ProviderConfig, ProviderSet};
-use yetibot_bot_core::{AdminConfig, ImgflipConfig, IntentRouter, IntentRouterConfig, XaiConfig};
+use yetibot_bot_core::{
+    AdminConfig, CommandConfig, ImgflipConfig, IntentRouter, IntentRouterConfig, LocalConfig,
+    XaiConfig,
+};
 use yetibot_mcp_host::{ServerConfig, ServerSet};
 use yetibot_redaction::Secrets;
 use yetibot_tool_policy::{KnownNames, PolicyConfig, ToolPolicy, ToolsetConfig, ToolsetKind};
@@ -24,6 +27,8 @@ struct Yetibot {
     admin: AdminConfig,
     xai: XaiConfig,
     imgflip: ImgflipConfig,
+    command: CommandConfig,
+    local: LocalConfig,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -65,6 +70,8 @@ pub(super) fn validate(
         admin,
         xai,
         imgflip,
+        command,
+        local,
     } = root.yetibot;
     let mut problems = Vec::new();
 
@@ -158,8 +165,34 @@ pub(super) fn validate(
         }
     };
 
-    let (Some(providers), Some(servers), Some(policy), Some(intent_router), Some(admin_users)) =
-        (providers, servers, policy, intent_router, admin_users)
+    let local = yetibot_bot_core::local_caller(&local, "cli")
+        .map_err(|errors| problems.extend(errors.iter().map(|e| prefixed("yetibot.local", e))))
+        .ok();
+    let settings = admin_users.clone().and_then(|admins| {
+        yetibot_bot_core::command_settings(&command, admins)
+            .map_err(|errors| {
+                problems.extend(errors.iter().map(|e| prefixed("yetibot.command", e)));
+            })
+            .ok()
+    });
+
+    let (
+        Some(providers),
+        Some(servers),
+        Some(policy),
+        Some(intent_router),
+        Some(admin_users),
+        Some(local),
+        Some(settings),
+    ) = (
+        providers,
+        servers,
+        policy,
+        intent_router,
+        admin_users,
+        local,
+        settings,
+    )
     else {
         return Err(problems);
     };
@@ -190,6 +223,8 @@ pub(super) fn validate(
         admin_users,
         xai_key,
         imgflip,
+        settings,
+        local,
         secrets,
         notes,
     })

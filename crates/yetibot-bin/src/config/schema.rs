@@ -197,6 +197,20 @@ pub(crate) static YETIBOT: Shape = Shape::Section {
                 fields: &[field("username", &STR), field("password", &STR)],
             },
         ),
+        field(
+            "command",
+            &Shape::Section {
+                open: true,
+                fields: &[field("prefix", &STR), field("embedded", &BOOL)],
+            },
+        ),
+        field(
+            "local",
+            &Shape::Section {
+                open: true,
+                fields: &[field("user-id", &STR), field("user-name", &STR)],
+            },
+        ),
     ],
 };
 

@@ -160,6 +160,17 @@ fn write_summary(config: &Config, out: &mut String) -> std::fmt::Result {
     writeln!(out, "Admin users: {}", config.admin_users.len())?;
     writeln!(
         out,
+        "Commands: prefix {:?}, embedded commands {}; local operator {}",
+        config.settings.prefix,
+        if config.settings.embedded_commands {
+            "on"
+        } else {
+            "off"
+        },
+        config.local.user_id
+    )?;
+    writeln!(
+        out,
         "xAI key: {}",
         if config.xai_key.is_some() {
             REDACTED

@@ -1460,3 +1460,30 @@ fn search_toolset_referencing_a_tokened_server_is_refused() {
     );
     assert!(problems.iter().all(|p| !p.contains("ghp_0123456789abcdef")));
 }
+
+#[test]
+fn command_prefix_and_local_operator_rules() {
+    err(
+        r#"{:yetibot {:command {:prefix ""} :local {:user-id " "}}}"#,
+        &[],
+        &[
+            "yetibot.command.prefix: must be 1 to 8 characters without whitespace",
+            "yetibot.local.user-id: must not be blank",
+        ],
+    );
+    err(
+        r#"{:yetibot {:command {:prefix "! "}}}"#,
+        &[],
+        &["yetibot.command.prefix: must be 1 to 8 characters without whitespace"],
+    );
+    let file = Some((
+        Path::new("test.edn"),
+        r#"{:yetibot {:command {:prefix ","}}}"#,
+    ));
+    let config = load(file, &vars(&[("YETIBOT_LOCAL_USER_ID", "U42")])).expect("valid");
+    assert_eq!(config.settings.prefix, ",");
+    assert!(config.settings.embedded_commands);
+    assert_eq!(config.local.user_id, "U42");
+    assert_eq!(config.local.adapter, "cli");
+    assert!(config.local.trusted);
+}

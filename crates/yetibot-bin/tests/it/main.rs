@@ -2,6 +2,7 @@
 //! clean shutdown of the running bot on SIGINT and SIGTERM.
 
 mod discovery;
+mod run;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -26,6 +27,16 @@ fn yetibot(env: &[(&str, &str)]) -> Command {
 
 fn run(env: &[(&str, &str)], args: &[&str]) -> Output {
     yetibot(env).args(args).output().expect("the binary runs")
+}
+
+/// Writes a configuration file into a fresh directory; returns the directory and the path.
+fn write_config(name: &str, edn: &str) -> (PathBuf, String) {
+    let dir = std::env::temp_dir().join(format!("yetibot-it-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("config.edn");
+    std::fs::write(&file, edn).expect("write config");
+    let path = file.to_str().expect("utf-8").to_owned();
+    (dir, path)
 }
 
 /// A running bot whose stderr lines arrive on a channel.
