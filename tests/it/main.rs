@@ -1,5 +1,4 @@
 //! Workspace-wide tests: one binary, one module per area.
 
 mod config_redaction;
-mod function_names;
 mod tidy;

@@ -54,6 +54,7 @@ fn every_crate_has_docs_a_readme_and_workspace_lints() {
         "ai-providers",
         "bot-core",
         "chat-adapters",
+        "conversation",
         "discovery-cache",
         "json-util",
         "mcp-host",

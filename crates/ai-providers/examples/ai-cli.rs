@@ -93,7 +93,7 @@ async fn run(args: Args) -> ExitCode {
                     let calls: Vec<Value> = turn
                         .calls
                         .iter()
-                        .map(|c| json!({"id": c.id, "name": c.name, "arguments": c.arguments}))
+                        .map(|c| json!({"id": c.id, "name": c.function_name, "arguments": c.arguments}))
                         .collect();
                     let mut last = json!({
                         "answer": turn.text,
@@ -106,7 +106,8 @@ async fn run(args: Args) -> ExitCode {
                         })),
                     });
                     if args.tool_probe {
-                        last["tool_call"] = json!(turn.calls.iter().any(|c| c.name == PROBE_TOOL));
+                        last["tool_call"] =
+                            json!(turn.calls.iter().any(|c| c.function_name == PROBE_TOOL));
                     }
                     let _ = writeln!(out, "{last}");
                     ExitCode::SUCCESS

@@ -4,12 +4,13 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
+use yetibot_conversation::{Message, ToolCall, Usage};
 
 use crate::config::{Provider, ToolChoiceMode};
 use crate::error::{Error, Result};
 use crate::sse::Events;
 use crate::transport::{Client, is_event_stream};
-use crate::turn::{Message, ToolCall, Turn, TurnEvent, TurnRequest, Usage};
+use crate::turn::{Turn, TurnEvent, TurnRequest};
 
 /// Builds the JSON request body.
 pub(crate) fn body(provider: &Provider, model: &str, request: &TurnRequest) -> Value {
@@ -26,9 +27,9 @@ pub(crate) fn body(provider: &Provider, model: &str, request: &TurnRequest) -> V
                 json!({
                     "type": "function",
                     "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": t.parameters,
+                        "name": t.function_name(),
+                        "description": t.description(),
+                        "parameters": t.parameters(),
                     }
                 })
             })
@@ -60,7 +61,7 @@ fn message(message: &Message) -> Value {
                         json!({
                             "id": c.id,
                             "type": "function",
-                            "function": { "name": c.name, "arguments": c.arguments },
+                            "function": { "name": c.function_name, "arguments": c.arguments },
                         })
                     })
                     .collect();
@@ -156,7 +157,7 @@ fn tool_call(provider: &Provider, call: &Value) -> Result<ToolCall> {
     match (id, name) {
         (Some(id), Some(name)) => Ok(ToolCall {
             id,
-            name,
+            function_name: name,
             arguments: field(function.and_then(|f| f.get("arguments"))).unwrap_or_default(),
         }),
         _ => Err(malformed(provider, "a tool call lacks its id or name")),
@@ -334,7 +335,7 @@ async fn stream(
         }
         finished.push(ToolCall {
             id: call.id,
-            name: call.name,
+            function_name: call.name,
             arguments: call.arguments,
         });
     }

@@ -1,6 +1,7 @@
 //! The public operations of [`Client`]: one model turn, model listing and the doctor probe.
 
 use serde_json::json;
+use yetibot_conversation::{Message, ToolDefinition, ToolId};
 use yetibot_redaction::Secrets;
 
 use crate::config::{Provider, ProviderSet, WireApi};
@@ -8,7 +9,7 @@ use crate::credential::{Purpose, bearer};
 use crate::error::{Error, Result};
 use crate::models::{self, ModelList};
 use crate::transport::Client;
-use crate::turn::{ToolSpec, Turn, TurnEvent, TurnRequest};
+use crate::turn::{Turn, TurnEvent, TurnRequest};
 use crate::{chat, responses};
 
 /// The outcome of [`Client::probe`].
@@ -20,21 +21,23 @@ pub struct ProbeReport {
     pub turn: Turn,
 }
 
-/// The name of the function the doctor probe offers.
-pub const PROBE_TOOL: &str = "report_probe";
+/// The function name the doctor probe's tool is offered under: the wire form of the host's
+/// own tool `yetibot/report_probe` (see [`probe_tool`]).
+pub const PROBE_TOOL: &str = "yetibot__report_probe";
 
-/// The function tool the doctor probe offers: it takes one string argument, `status`.
+/// The function tool the doctor probe offers, the host's own `yetibot/report_probe`: it takes
+/// one string argument, `status`.
 #[must_use]
-pub fn probe_tool() -> ToolSpec {
-    ToolSpec {
-        name: PROBE_TOOL.to_owned(),
-        description: "Reports that tool calling works.".to_owned(),
-        parameters: json!({
+pub fn probe_tool() -> ToolDefinition {
+    ToolDefinition::new(
+        ToolId::native("report_probe"),
+        "Reports that tool calling works.",
+        json!({
             "type": "object",
             "properties": { "status": { "type": "string" } },
             "required": ["status"],
         }),
-    }
+    )
 }
 
 impl Client {
@@ -281,7 +284,7 @@ impl Client {
     pub async fn probe(&self, provider: &Provider, model: Option<&str>) -> Result<ProbeReport> {
         let request = TurnRequest {
             model: model.map(str::to_owned),
-            messages: vec![crate::turn::Message::User(format!(
+            messages: vec![Message::User(format!(
                 "Call the {PROBE_TOOL} function with status \"ok\". Do not answer in text."
             ))],
             tools: vec![probe_tool()],
@@ -291,8 +294,20 @@ impl Client {
         };
         let turn = self.turn(provider, &request, &mut |_| {}).await?;
         Ok(ProbeReport {
-            tool_call: turn.calls.iter().any(|c| c.name == PROBE_TOOL),
+            tool_call: turn.calls.iter().any(|c| c.function_name == PROBE_TOOL),
             turn,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_probe_tool_is_offered_under_the_probe_name() {
+        // The name is derived from the tool's ID like every other tool's; the constant that
+        // callers match calls against must be that derivation.
+        assert_eq!(probe_tool().function_name(), PROBE_TOOL);
     }
 }

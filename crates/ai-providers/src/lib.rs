@@ -27,4 +27,7 @@ pub use models::{
 };
 pub use routing::{DefaultError, Route, RouteError, RouteRequest, RuntimeDefaults, route};
 pub use transport::{Client, ClientOptions, MAX_RETRY_AFTER_SECS};
-pub use turn::{Message, ToolCall, ToolSpec, Turn, TurnEvent, TurnRequest, Usage};
+pub use turn::{Turn, TurnEvent, TurnRequest};
+pub use yetibot_conversation::{
+    Message, ModelResponse, ReplayItem, ToolCall, ToolDefinition, ToolId, Usage,
+};

@@ -5,13 +5,14 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 
 use serde_json::{Value, json};
+use yetibot_conversation::{Message, ReplayItem, ToolCall};
 
 use crate::chat::{malformed, usage};
 use crate::config::{Provider, ToolChoiceMode};
 use crate::error::{Error, Result};
 use crate::sse::Events;
 use crate::transport::{Client, is_event_stream};
-use crate::turn::{Message, ToolCall, Turn, TurnEvent, TurnRequest};
+use crate::turn::{Turn, TurnEvent, TurnRequest};
 
 /// Builds the JSON request body. The complete conversation is replayed every turn, with
 /// opaque output items (reasoning, encrypted state, search calls) passed back unchanged.
@@ -22,7 +23,7 @@ pub(crate) fn body(provider: &Provider, model: &str, request: &TurnRequest) -> V
             Message::System(text) => input.push(json!({ "role": "system", "content": text })),
             Message::User(text) => input.push(json!({ "role": "user", "content": text })),
             Message::Assistant { opaque, .. } if !opaque.is_empty() => {
-                input.extend(opaque.iter().cloned());
+                input.extend(opaque.iter().map(|item| item.as_value().clone()));
             }
             Message::Assistant { text, calls, .. } => {
                 if !text.is_empty() {
@@ -36,7 +37,7 @@ pub(crate) fn body(provider: &Provider, model: &str, request: &TurnRequest) -> V
                     input.push(json!({
                         "type": "function_call",
                         "call_id": call.id,
-                        "name": call.name,
+                        "name": call.function_name,
                         "arguments": call.arguments,
                     }));
                 }
@@ -62,9 +63,9 @@ pub(crate) fn body(provider: &Provider, model: &str, request: &TurnRequest) -> V
         tools.extend(request.tools.iter().map(|t| {
             json!({
                 "type": "function",
-                "name": t.name,
-                "description": t.description,
-                "parameters": t.parameters,
+                "name": t.function_name(),
+                "description": t.description(),
+                "parameters": t.parameters(),
             })
         }));
     }
@@ -378,7 +379,7 @@ fn completed(
                     (Some(id), Some(name)) if !id.is_empty() && !name.is_empty() => {
                         calls.push(ToolCall {
                             id,
-                            name,
+                            function_name: name,
                             arguments: field("arguments").unwrap_or_default(),
                         });
                     }
@@ -396,7 +397,7 @@ fn completed(
     Ok(Turn {
         text,
         calls,
-        opaque: output.clone(),
+        opaque: output.iter().cloned().map(ReplayItem::new).collect(),
         finish_reason: response
             .get("status")
             .and_then(Value::as_str)

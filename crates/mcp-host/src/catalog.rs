@@ -1,14 +1,15 @@
-//! Discovered tools: qualified IDs, bounded and redacted metadata in model and display
-//! forms, server instructions, and the tools that are dropped with their reasons.
+//! Discovered tools: bounded and redacted metadata in model and display forms, server
+//! instructions, and the tools that are dropped with their reasons.
 
 use std::collections::HashMap;
 use std::fmt;
 
 use serde_json::{Map, Value};
+use yetibot_conversation::{MAX_TOOLS, ToolId, function_name};
 use yetibot_redaction::Secrets;
 
-use crate::limits::{MAX_TEXT_CHARS, MAX_TOOLS, within_schema_bounds};
-use crate::names::{function_name, is_valid_tool_name, shown_name};
+use crate::limits::{MAX_TEXT_CHARS, within_schema_bounds};
+use crate::names::{is_valid_tool_name, shown_name};
 use crate::sanitize::bounded_texts;
 
 /// The standard MCP annotation hints kept in listings; anything else a server sends there is
@@ -20,50 +21,6 @@ pub const STANDARD_ANNOTATION_HINTS: [&str; 5] = [
     "idempotentHint",
     "openWorldHint",
 ];
-
-/// A tool's qualified identity, `server/name`. The same name on two servers is two tools.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ToolId {
-    server: String,
-    name: String,
-}
-
-impl ToolId {
-    /// An ID from its parts.
-    #[must_use]
-    pub fn new(server: impl Into<String>, name: impl Into<String>) -> Self {
-        Self {
-            server: server.into(),
-            name: name.into(),
-        }
-    }
-
-    /// Parses `server/name`, splitting at the first `/` (server names cannot contain one,
-    /// tool names may). `None` when either side is empty.
-    #[must_use]
-    pub fn parse(qualified: &str) -> Option<Self> {
-        let (server, name) = qualified.split_once('/')?;
-        (!server.is_empty() && !name.is_empty()).then(|| Self::new(server, name))
-    }
-
-    /// The server's configured name.
-    #[must_use]
-    pub fn server(&self) -> &str {
-        &self.server
-    }
-
-    /// The tool's name as the server lists it.
-    #[must_use]
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-}
-
-impl fmt::Display for ToolId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.server, self.name)
-    }
-}
 
 /// One discovered tool with metadata that is redacted and bounded.
 ///
@@ -234,7 +191,7 @@ impl ToolInfo {
     /// The function name a model calls this tool by ([`function_name`]).
     #[must_use]
     pub fn function_name(&self) -> String {
-        function_name(self.id.server(), self.id.name())
+        function_name(&self.id)
     }
 }
 
@@ -365,26 +322,28 @@ impl ServerInstructions {
     }
 }
 
-/// The tools offered to one request, in catalog order (selected servers in configuration
-/// order, each server's tools in its listing order), plus each server's instructions and the
-/// listed tools that are not offered.
+/// What discovery found on a session's servers: the MCP tools offered, in catalog order
+/// (selected servers in configuration order, each server's tools in its listing order), each
+/// server's instructions, and the listed tools that are not offered. It is the MCP part of a
+/// request's tools; the whole offer, native tools included, is built from it by the caller
+/// (in Yetibot, `yetibot-tool-policy`'s `Catalog`).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Catalog {
+pub struct ServerCatalog {
     tools: Vec<ToolInfo>,
     servers: Vec<ServerInstructions>,
     dropped: Vec<DroppedTool>,
 }
 
-impl Catalog {
+impl ServerCatalog {
     /// Builds a catalog: every copy of a repeated ID and both sides of a function-name
     /// collision are dropped, then the first [`MAX_TOOLS`] remaining tools are kept and the
-    /// rest dropped. [`Catalog::dropped`] reports each with its reason.
+    /// rest dropped. [`ServerCatalog::dropped`] reports each with its reason.
     #[must_use]
     pub fn new(tools: Vec<ToolInfo>, servers: Vec<ServerInstructions>) -> Self {
         Self::build(tools, servers, Vec::new(), MAX_TOOLS)
     }
 
-    /// [`Catalog::new`] with earlier drops (invalid names) to report first and a tool limit
+    /// [`ServerCatalog::new`] with earlier drops (invalid names) to report first and a tool limit
     /// of at most [`MAX_TOOLS`].
     pub(crate) fn build(
         tools: Vec<ToolInfo>,
@@ -392,10 +351,13 @@ impl Catalog {
         mut dropped: Vec<DroppedTool>,
         limit: usize,
     ) -> Self {
-        let dropping = |tool: ToolInfo, reason| DroppedTool {
-            server: tool.id.server,
-            name: tool.id.name,
-            reason,
+        let dropping = |tool: ToolInfo, reason| {
+            let (server, name) = tool.id.into_parts();
+            DroppedTool {
+                server,
+                name,
+                reason,
+            }
         };
         let mut copies: HashMap<ToolId, usize> = HashMap::new();
         for tool in &tools {

@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
 use serde::Deserialize;
+use yetibot_conversation::NATIVE_SOURCE;
 use yetibot_redaction::Secret;
 
 use crate::error::Error;
@@ -14,8 +15,6 @@ use crate::sanitize::sanitize_display;
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(30_000);
 /// Accepted range of `:timeout-ms`, in milliseconds.
 pub const TIMEOUT_MS_RANGE: std::ops::RangeInclusive<i64> = 100..=120_000;
-/// The source name of the bot's own tools; no MCP server may take it.
-pub const RESERVED_SERVER_NAME: &str = "yetibot";
 /// Variables a local server's `:env` may not set, compared ignoring ASCII case: they make the
 /// dynamic loader or an interpreter load code the operator did not name in `:command`, or
 /// they replace `PATH`, which the host chooses (see [`HostOptions`]).
@@ -276,7 +275,8 @@ fn validate_server(config: &ServerConfig, fail: &mut dyn FnMut(&str, &str)) -> O
             );
             None
         }
-        Some(RESERVED_SERVER_NAME) => {
+        // The source of the bot's own tools: a server of that name would share their IDs.
+        Some(NATIVE_SOURCE) => {
             fail("name", "\"yetibot\" is reserved for the bot's own tools");
             None
         }

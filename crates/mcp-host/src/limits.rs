@@ -1,20 +1,13 @@
 //! The bounds the spec puts on everything a server sends, and the helpers that apply them.
+//! The bounds shared with the rest of a request (tools per request, argument and result
+//! length, name lengths) are `yetibot-conversation`'s.
 
 use serde_json::Value;
 
-/// The spec's bound on the tools one request offers a model, and the most MCP tools a
-/// session offers; later ones are dropped and reported ([`Catalog::dropped`]). The bound
-/// covers the bot's native tools too: a caller that offers them alongside a session's tools
-/// opens the session with [`ServerSelection::with_tool_limit`]`(MAX_TOOLS - natives)`, so the
-/// combined list never exceeds it. This is the only place the value is written.
-///
-/// [`Catalog::dropped`]: crate::Catalog::dropped
-/// [`ServerSelection::with_tool_limit`]: crate::ServerSelection::with_tool_limit
-pub const MAX_TOOLS: usize = 64;
-/// Descriptions, server instructions and call results are cut to this many characters.
+/// Tool descriptions and titles and server instructions are cut to this many characters.
+/// Call results have their own bound, [`MAX_RESULT_CHARS`](crate::MAX_RESULT_CHARS), of the
+/// same size.
 pub const MAX_TEXT_CHARS: usize = 20_000;
-/// A call's argument string may have at most this many characters.
-pub const MAX_ARGUMENT_CHARS: usize = 16_384;
 /// A schema or annotation object may serialize to at most this many characters.
 pub const MAX_SCHEMA_CHARS: usize = 32_768;
 /// A schema or annotation object may have at most this many JSON nodes.

@@ -2,8 +2,9 @@
 //! and aggregate data. Nothing here talks to a server or calls a tool.
 
 use serde_json::{Map, Value, json};
+use yetibot_conversation::ToolId;
 
-use crate::catalog::{Catalog, ToolId, ToolInfo};
+use crate::catalog::{ServerCatalog, ToolInfo};
 use crate::config::{ServerSet, Transport};
 use crate::error::{Error, Result};
 use crate::limits::UNTRUSTED_INSTRUCTIONS_LABEL;
@@ -50,11 +51,11 @@ pub fn summary_row(tool: &ToolInfo) -> String {
 /// The summary rows of a catalog in catalog order, optionally for one server only. No
 /// header rows.
 #[must_use]
-pub fn summary_rows(catalog: &Catalog, server: Option<&str>) -> Vec<String> {
+pub fn summary_rows(catalog: &ServerCatalog, server: Option<&str>) -> Vec<String> {
     catalog
         .tools()
         .iter()
-        .filter(|t| server.is_none_or(|s| t.id().server() == s))
+        .filter(|t| server.is_none_or(|s| t.id().source() == s))
         .map(summary_row)
         .collect()
 }
@@ -88,7 +89,7 @@ pub fn server_rows(servers: &ServerSet) -> Vec<String> {
 ///
 /// [`Error::NoSuchTool`] when nothing matches; [`Error::AmbiguousTool`] when a bare name is
 /// offered by several servers (the error lists the qualified candidates).
-pub fn lookup<'c>(catalog: &'c Catalog, selector: &str) -> Result<&'c ToolInfo> {
+pub fn lookup<'c>(catalog: &'c ServerCatalog, selector: &str) -> Result<&'c ToolInfo> {
     let selector = selector.trim();
     let key = match selector.strip_prefix('`') {
         Some(rest) => rest.split_once('`').map_or(rest, |(id, _)| id),
@@ -204,7 +205,7 @@ pub fn focused_help(tool: &ToolInfo) -> String {
 pub fn tool_data(tool: &ToolInfo) -> Value {
     let mut entry = Map::new();
     entry.insert("id".into(), json!(tool.id().to_string()));
-    entry.insert("server".into(), json!(tool.id().server()));
+    entry.insert("server".into(), json!(tool.id().source()));
     entry.insert("name".into(), json!(tool.id().name()));
     entry.insert("description".into(), json!(tool.display_description()));
     entry.insert(
@@ -229,9 +230,9 @@ pub fn tool_data(tool: &ToolInfo) -> Value {
 /// The aggregate data of a listing: `tools` (see [`tool_data`]), `instructions` with the
 /// caller's `runner` text and one record per selected server (its instructions labelled
 /// untrusted), the `dropped` tools (`{"id": "server/name", "reason": "..."}`, see
-/// [`Catalog::dropped`]), and `skills: {supported: false, items: []}`.
+/// [`ServerCatalog::dropped`]), and `skills: {supported: false, items: []}`.
 #[must_use]
-pub fn aggregate_data(catalog: &Catalog, runner_instructions: &str) -> Value {
+pub fn aggregate_data(catalog: &ServerCatalog, runner_instructions: &str) -> Value {
     let servers: Vec<Value> = catalog
         .servers()
         .iter()

@@ -1,10 +1,9 @@
-//! Tool names: the MCP naming rule, the wire-safe function name a model calls a tool by, and
-//! an unambiguous display of names that break the rule.
+//! Tool names: the MCP naming rule and an unambiguous display of names that break it. The
+//! wire-safe function name a model calls a tool by is `yetibot-conversation`'s
+//! `function_name`.
 
-/// The longest tool name accepted, in characters (the MCP naming rule).
-pub const MAX_TOOL_NAME_CHARS: usize = 128;
-/// The longest function name the Chat Completions and Responses APIs accept, in bytes.
-pub const MAX_FUNCTION_NAME_BYTES: usize = 64;
+use yetibot_conversation::MAX_TOOL_NAME_CHARS;
+
 /// How many characters of a rejected name are shown.
 const SHOWN_NAME_CHARS: usize = 64;
 
@@ -17,28 +16,6 @@ pub fn is_valid_tool_name(name: &str) -> bool {
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
-}
-
-/// The function name a model calls the tool `name` of `source` by: `source__name`, every
-/// character outside `[A-Za-z0-9_-]` replaced by `_`, cut to [`MAX_FUNCTION_NAME_BYTES`].
-/// Two tools with the same function name cannot both be offered; the catalog refuses both.
-#[must_use]
-pub fn function_name(source: &str, name: &str) -> String {
-    let clean = |s: &str| -> String {
-        s.chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect()
-    };
-    let mut wire = format!("{}__{}", clean(source), clean(name));
-    // Every character is ASCII now, so any byte index is a character boundary.
-    wire.truncate(MAX_FUNCTION_NAME_BYTES);
-    wire
 }
 
 /// A name that broke the naming rule, made safe and unambiguous to show: characters outside
@@ -87,18 +64,6 @@ mod tests {
     }
 
     #[test]
-    fn function_names_are_wire_safe() {
-        assert_eq!(
-            function_name("tavily", "tavily-search"),
-            "tavily__tavily-search"
-        );
-        assert_eq!(function_name("a.b", "c"), function_name("a_b", "c"));
-        assert_eq!(function_name("srv", "wire.name"), "srv__wire_name");
-        assert_eq!(function_name("é", "x"), "___x");
-        assert_eq!(function_name("s", &"x".repeat(200)).len(), 64);
-    }
-
-    #[test]
     fn rejected_names_are_shown_escaped_and_bounded() {
         assert_eq!(shown_name("ec\u{200b}ho"), "ec\\u{200b}ho");
         assert_eq!(shown_name("\u{435}cho"), "\\u{435}cho");
@@ -110,13 +75,6 @@ mod tests {
     }
 
     proptest! {
-        #[test]
-        fn function_names_match_the_wire_rule(source in "\\PC{0,40}", name in "\\PC{0,140}") {
-            let wire = function_name(&source, &name);
-            prop_assert!(wire.len() <= MAX_FUNCTION_NAME_BYTES);
-            prop_assert!(wire.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'));
-        }
-
         #[test]
         fn shown_names_are_plain_ascii(name in "\\PC{0,300}") {
             let shown = shown_name(&name);

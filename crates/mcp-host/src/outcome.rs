@@ -2,9 +2,9 @@
 //! text that is marked as untrusted data.
 
 use serde_json::{Value, json};
+use yetibot_conversation::MAX_RESULT_CHARS;
 use yetibot_redaction::Secrets;
 
-use crate::limits::MAX_TEXT_CHARS;
 use crate::sanitize::bounded_texts;
 
 /// The result of one tool call. Calls are never retried, whatever the outcome.
@@ -164,7 +164,7 @@ impl ToolOutput {
             parts.push(serde_json::to_string(structured).ok()?);
         }
         let joined = parts.join("\n");
-        let (text, display, truncated) = bounded_texts(&joined, secrets, MAX_TEXT_CHARS);
+        let (text, display, truncated) = bounded_texts(&joined, secrets, MAX_RESULT_CHARS);
         Some((
             Self {
                 text,

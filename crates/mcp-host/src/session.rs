@@ -19,12 +19,13 @@ use rmcp::{RoleClient, ServiceError, ServiceExt};
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 use tokio::task::JoinHandle;
+use yetibot_conversation::{MAX_ARGUMENT_CHARS, MAX_TOOLS, ToolId};
 use yetibot_redaction::{Secret, Secrets};
 
-use crate::catalog::{Catalog, DropReason, DroppedTool, ServerInstructions, ToolId, ToolInfo};
+use crate::catalog::{DropReason, DroppedTool, ServerCatalog, ServerInstructions, ToolInfo};
 use crate::config::{Server, ServerSet, Transport};
 use crate::error::{Error, Result};
-use crate::limits::{MAX_ARGUMENT_CHARS, MAX_LIST_PAGES, MAX_TOOLS};
+use crate::limits::MAX_LIST_PAGES;
 use crate::names::{is_valid_tool_name, shown_name};
 use crate::outcome::{CallOutcome, ToolOutput, UnknownReason};
 use crate::replies::ExactReplies;
@@ -242,7 +243,7 @@ impl Host {
     /// then the selection's narrowing apply, and only then the tool limit, so a narrowed
     /// tool is offered wherever it sits in the listing. The catalog lists servers in
     /// configuration order and reports every listed tool it does not offer in
-    /// [`Catalog::dropped`]. Each step is bounded by `:timeout-ms`. If any server fails, the
+    /// [`ServerCatalog::dropped`]. Each step is bounded by `:timeout-ms`. If any server fails, the
     /// others are closed before the error is returned.
     ///
     /// # Errors
@@ -291,7 +292,7 @@ impl Host {
                 }
             }
         }
-        let catalog = Catalog::build(tools, instructions, dropped, selection.tool_limit());
+        let catalog = ServerCatalog::build(tools, instructions, dropped, selection.tool_limit());
         if failure.is_none() {
             failure = refused_wanted_tool(&catalog, &selected, selection);
         }
@@ -527,7 +528,7 @@ impl Host {
 #[derive(Debug)]
 pub struct Session {
     connections: Vec<Connection>,
-    catalog: Catalog,
+    catalog: ServerCatalog,
     secrets: Secrets,
     timeout: Duration,
 }
@@ -535,7 +536,7 @@ pub struct Session {
 impl Session {
     /// The tools offered to this request.
     #[must_use]
-    pub fn catalog(&self) -> &Catalog {
+    pub fn catalog(&self) -> &ServerCatalog {
         &self.catalog
     }
 
@@ -601,7 +602,7 @@ impl Session {
         let connection = self
             .connections
             .iter()
-            .find(|c| c.server == id.server())
+            .find(|c| c.server == id.source())
             .ok_or_else(unknown)?;
         let params = CallToolRequestParams::new(id.name().to_owned()).with_arguments(arguments);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
@@ -892,7 +893,7 @@ fn wanted_tools(server: &Server, narrowing: Option<&[String]>) -> Result<Option<
 /// The first allowlisted or narrowed tool that the catalog dropped for a reason other than
 /// the tool limit, as an error: the request fails rather than silently going without it.
 fn refused_wanted_tool(
-    catalog: &Catalog,
+    catalog: &ServerCatalog,
     selected: &[&Server],
     selection: &ServerSelection,
 ) -> Option<Error> {

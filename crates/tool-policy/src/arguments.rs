@@ -11,9 +11,8 @@
 //! one object is refused rather than merged, since the tool might read either value.
 
 use serde_json::Map;
+use yetibot_conversation::MAX_ARGUMENT_CHARS;
 use yetibot_json_util::{Limits, Value};
-
-use crate::preflight::MAX_ARGUMENT_CHARS;
 
 /// Structural bounds for reading arguments. The text bound comes from the argument length
 /// limit (a character is at most four bytes); entries and nodes cannot outgrow the text, so

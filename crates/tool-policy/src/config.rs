@@ -5,32 +5,18 @@ use std::collections::{HashMap, HashSet};
 
 use serde::Deserialize;
 use serde::de::IgnoredAny;
+use yetibot_conversation::AdapterKind;
 
 use crate::error::Error;
 use crate::github::{
     GITHUB_READ_TOOLS, GITHUB_SNAPSHOT_TOOLS, GITHUB_WRITE_TOOLS, is_reserved_github_tool,
 };
+use crate::native::NativeTool;
 
 /// Budget used when neither the configuration nor the request picks one.
 pub const FALLBACK_TOOL_CALLS: u8 = 6;
 /// The host's ceiling for any budget, configured or requested.
 pub const MAX_TOOL_CALLS: u8 = 20;
-/// Names of the bot's own (native) tools that a toolset may list in `:native-tools`.
-pub const NATIVE_TOOL_NAMES: &[&str] = &[
-    "help",
-    "history",
-    "history_count",
-    "release_info",
-    "meme",
-    "gi",
-    "clef",
-    "clairic",
-    "ai",
-    "cf",
-    "wise",
-    "util",
-    "react",
-];
 
 /// The `:mcp` entries this crate owns: `:toolsets`, `:default-toolset`, `:max-tool-calls`.
 #[derive(Debug, Clone, Default)]
@@ -53,6 +39,9 @@ pub struct KnownNames<'a> {
     /// The configured MCP servers that have a `:github-api-token` (which makes a server a
     /// GitHub connection, and which a `github-pr` toolset's snapshot server needs).
     pub with_github_api_token: Vec<&'a str>,
+    /// The native tools the command layer registered: the names `:native-tools` may list,
+    /// and the kinds the access rules apply. The policy keeps a copy.
+    pub native_tools: &'a [NativeTool],
 }
 
 /// One entry of `:yetibot :ai :mcp :toolsets`, exactly as configured.
@@ -69,7 +58,8 @@ pub struct ToolsetConfig {
     pub native_tools: Option<Vec<String>>,
     /// Platform user IDs allowed to use the toolset.
     pub users: Option<Vec<String>>,
-    /// Adapters allowed to use the toolset: `slack`, `discord`.
+    /// Adapters allowed to use the toolset: `slack`, `discord` (the adapters whose events
+    /// carry platform user IDs).
     pub adapters: Option<Vec<String>>,
     /// Providers and exact model IDs allowed with the toolset.
     pub providers: Option<Vec<ProviderModelsConfig>>,
@@ -149,15 +139,6 @@ impl ToolsetKind {
     }
 }
 
-/// A chat platform a toolset may be used from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum AdapterKind {
-    /// Slack.
-    Slack,
-    /// Discord.
-    Discord,
-}
-
 /// A toolset's reference to a server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerRef {
@@ -214,12 +195,14 @@ pub struct Toolset {
     pub github: Option<GithubPolicy>,
 }
 
-/// Validated toolsets plus the configured call budget ceiling.
+/// Validated toolsets plus the configured call budget ceiling and the registered native
+/// tools.
 #[derive(Debug, Clone, Default)]
 pub struct ToolPolicy {
     toolsets: Vec<Toolset>,
     default: Option<usize>,
     max_tool_calls: Option<u8>,
+    natives: Vec<NativeTool>,
 }
 
 impl ToolPolicy {
@@ -307,6 +290,7 @@ impl ToolPolicy {
                 toolsets,
                 default,
                 max_tool_calls,
+                natives: known.native_tools.to_vec(),
             })
         } else {
             Err(problems)
@@ -335,6 +319,13 @@ impl ToolPolicy {
     #[must_use]
     pub fn max_tool_calls(&self) -> Option<u8> {
         self.max_tool_calls
+    }
+
+    /// The native tools registered through [`KnownNames::native_tools`], in registration
+    /// order.
+    #[must_use]
+    pub fn natives(&self) -> &[NativeTool] {
+        &self.natives
     }
 }
 
@@ -377,7 +368,7 @@ fn validate_toolset(
     let native_tools = raw.native_tools.as_ref().map(|tools| {
         let mut seen = HashSet::new();
         for (i, tool) in tools.iter().enumerate() {
-            if !NATIVE_TOOL_NAMES.contains(&tool.as_str()) {
+            if !known.native_tools.iter().any(|t| t.name() == tool) {
                 fail(&format!("native-tools[{i}]"), "is not a native tool name");
             } else if !seen.insert(tool) {
                 fail(&format!("native-tools[{i}]"), "is listed twice");
@@ -394,9 +385,9 @@ fn validate_toolset(
         .iter()
         .enumerate()
     {
-        match adapter.as_str() {
-            "slack" => adapters.push(AdapterKind::Slack),
-            "discord" => adapters.push(AdapterKind::Discord),
+        // Only Slack and Discord events carry the platform user IDs that `:users` lists.
+        match adapter.parse::<AdapterKind>() {
+            Ok(kind @ (AdapterKind::Slack | AdapterKind::Discord)) => adapters.push(kind),
             _ => fail(
                 &format!("adapters[{i}]"),
                 "must be \"slack\" or \"discord\"",

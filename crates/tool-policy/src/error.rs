@@ -34,15 +34,12 @@ pub enum Error {
     /// together, counted after every allowlist has narrowed them).
     #[error(
         "{count} tools selected (native and MCP together), more than the {max} one request may offer; narrow the servers' :tools or the toolset's :native-tools",
-        max = crate::catalog::MAX_TOOLS
+        max = yetibot_conversation::MAX_TOOLS
     )]
     TooManyTools {
         /// How many were selected.
         count: usize,
     },
-    /// A trusted identity was built with an empty or whitespace-only user ID.
-    #[error("a trusted identity needs a nonblank platform user ID")]
-    BlankUserId,
     /// Two tools map to the same function name on the wire.
     #[error("tools {first} and {second} would share one function name; rename or drop one")]
     FunctionNameCollision {

@@ -4,10 +4,10 @@
 use std::collections::HashSet;
 
 use serde_json::Value;
+use yetibot_conversation::ToolId;
 
 use crate::arguments::{ActionKey, Arguments};
 use crate::budget::CallBudget;
-use crate::catalog::ToolId;
 
 /// What happened to one call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

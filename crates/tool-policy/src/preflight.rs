@@ -3,25 +3,13 @@
 
 use std::collections::HashSet;
 
+use yetibot_conversation::{MAX_ARGUMENT_CHARS, ToolCall, ToolId};
+
 use crate::arguments::Arguments;
 use crate::budget::CallBudget;
-use crate::catalog::{Catalog, ToolId};
+use crate::catalog::Catalog;
 use crate::ledger::Ledger;
 use crate::trace::Reason;
-
-/// Tool arguments longer than this many characters are refused.
-pub const MAX_ARGUMENT_CHARS: usize = 16_384;
-
-/// One call as the model returned it. Nothing about it is trusted yet.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolCall {
-    /// The provider's call ID, echoed in the tool result.
-    pub id: String,
-    /// The function name the model used.
-    pub function_name: String,
-    /// The raw argument string.
-    pub arguments: String,
-}
 
 /// A call that passed preflight.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,6 +34,7 @@ pub struct Refusal {
 
 /// Checks a whole batch against the request's catalog, ledger and budget.
 ///
+/// Arguments longer than [`MAX_ARGUMENT_CHARS`] characters are refused before they are read.
 /// Arguments are read with `yetibot-json-util`'s strict reader: anything but one JSON object,
 /// and any key given twice, is refused as invalid. A call repeats an action when the same
 /// tool already ran, or appears earlier in the batch, with the same data (see
@@ -79,17 +68,17 @@ pub fn preflight(
         }
         let arguments =
             Arguments::parse(&call.arguments).ok_or_else(|| refuse(Reason::InvalidArguments))?;
-        if !static_check(&tool.id, &arguments) {
+        if !static_check(tool.id(), &arguments) {
             return Err(refuse(Reason::InvalidArguments));
         }
-        if ledger.has_action(&tool.id, &arguments)
-            || !actions.insert((tool.id.clone(), arguments.action().clone()))
+        if ledger.has_action(tool.id(), &arguments)
+            || !actions.insert((tool.id().clone(), arguments.action().clone()))
         {
             return Err(refuse(Reason::RepeatedAction));
         }
         prepared.push(PreparedCall {
             index,
-            tool: tool.id.clone(),
+            tool: tool.id().clone(),
             arguments,
         });
     }

@@ -6,64 +6,18 @@
 
 use std::future::Future;
 
-use serde_json::Value;
+use yetibot_conversation::{
+    Conversation, MAX_RESULT_CHARS, Message, ModelResponse, ToolDefinition, ToolId,
+};
 use yetibot_redaction::Secrets;
 
-use crate::access::{NATIVE_SOURCE, RequestContext, Selection};
+use crate::access::{RequestContext, Selection};
 use crate::arguments::Arguments;
 use crate::budget::CallBudget;
-use crate::catalog::{Catalog, ToolDefinition, ToolId};
+use crate::catalog::Catalog;
 use crate::ledger::{Ledger, Outcome, Progress};
-use crate::preflight::{ToolCall, preflight};
+use crate::preflight::preflight;
 use crate::trace::{FailureTrace, Privacy, Reason, bound_result};
-
-/// The longest tool result handed to the model, in characters.
-pub const MAX_RESULT_CHARS: usize = 20_000;
-
-/// One message of the conversation a model sees.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Message {
-    /// Host instructions.
-    System(String),
-    /// A user's words (or piped data, labelled by the caller).
-    User(String),
-    /// A model response, replayed on later turns.
-    Assistant {
-        /// Its visible text.
-        text: String,
-        /// The calls it asked for.
-        calls: Vec<ToolCall>,
-        /// Provider items to replay unchanged (reasoning or encrypted state).
-        opaque: Vec<Value>,
-    },
-    /// The result of one call, always untrusted data.
-    ToolResult {
-        /// The call's ID.
-        call_id: String,
-        /// Redacted, bounded text.
-        content: String,
-        /// Whether it reports an error (including refusal, skip or unknown outcome).
-        is_error: bool,
-    },
-}
-
-/// The messages of one request, oldest first.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Conversation {
-    /// The messages.
-    pub messages: Vec<Message>,
-}
-
-/// A model's completed response to one turn.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ModelResponse {
-    /// Visible text.
-    pub text: String,
-    /// The calls it asks for (the whole batch).
-    pub calls: Vec<ToolCall>,
-    /// Provider items to replay unchanged on the next turn.
-    pub opaque: Vec<Value>,
-}
 
 /// Budget figures a turn is told about, so the model can plan within them. This is advice;
 /// preflight enforces the budget regardless.
@@ -257,7 +211,7 @@ where
                 let tool = settings
                     .catalog
                     .resolve(&call.function_name)
-                    .map(|t| t.id.clone());
+                    .map(|t| t.id().clone());
                 ledger.record(
                     &call.id,
                     tool,
@@ -301,11 +255,7 @@ where
                 });
             }
         };
-        conversation.messages.push(Message::Assistant {
-            text: response.text,
-            calls: batch.clone(),
-            opaque: response.opaque,
-        });
+        conversation.messages.push(response.into());
         let mut stopped = false;
         for call in prepared {
             let raw = &batch[call.index];
@@ -327,7 +277,7 @@ where
                     let tool = settings
                         .catalog
                         .resolve(&later.function_name)
-                        .map(|t| t.id.clone());
+                        .map(|t| t.id().clone());
                     ledger.record(
                         &later.id,
                         tool,
@@ -390,7 +340,7 @@ fn recheck<X: ToolExecutor>(
 ) -> Result<(), Reason> {
     let now = settings.access.current();
     if settings.selection.authorize(&now).is_err()
-        || (tool.source() == NATIVE_SOURCE && !settings.selection.allows_native(&now, tool.name()))
+        || (tool.is_native() && !settings.selection.allows_native(&now, tool.name()))
         || !executor.authorize(tool)
     {
         return Err(Reason::Unauthorized);
@@ -412,9 +362,8 @@ fn push_result(conversation: &mut Conversation, call_id: &str, content: &str, is
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::access::Provenance;
-    use crate::catalog::ToolSpec;
-    use crate::config::AdapterKind;
+    use crate::config::ToolPolicy;
+    use yetibot_conversation::{AdapterKind, Provenance};
 
     struct Allow(bool);
 
@@ -433,11 +382,11 @@ mod tests {
     #[test]
     fn a_spent_budget_refuses_an_execution_that_passed_preflight() {
         let tool = ToolId::new("web", "search");
-        let catalog = Catalog::new(vec![ToolSpec {
-            id: tool.clone(),
-            description: String::new(),
-            input_schema: serde_json::json!({"type": "object"}),
-        }])
+        let catalog = Catalog::new(vec![ToolDefinition::new(
+            tool.clone(),
+            "",
+            serde_json::json!({"type": "object"}),
+        )])
         .unwrap();
         let request = || RequestContext {
             provenance: Provenance::trusted(AdapterKind::Slack, "U1").unwrap(),
@@ -445,10 +394,11 @@ mod tests {
             model: "m".into(),
         };
         let secrets = Secrets::empty();
+        let legacy = ToolPolicy::default();
         let settings = LoopSettings {
             catalog: &catalog,
             budget: CallBudget::with_total(1),
-            selection: Selection::Legacy,
+            selection: Selection::choose(&legacy, None).unwrap(),
             access: &request,
             secrets: &secrets,
             prompt: "",

@@ -3,7 +3,8 @@
 use provider_fixture::{End, Fixture, Reply};
 use serde_json::{Value, json};
 use yetibot_ai_providers::{
-    Category, Message, ProviderConfig, ToolCall, ToolSpec, Turn, TurnEvent, TurnRequest, Usage,
+    Category, Message, ProviderConfig, ToolCall, ToolDefinition, ToolId, Turn, TurnEvent,
+    TurnRequest, Usage,
 };
 
 use crate::support::{assert_safe, client, config, keyed, provider};
@@ -20,10 +21,10 @@ fn tool_request(stream: bool) -> TurnRequest {
                 text: String::new(),
                 calls: vec![ToolCall {
                     id: "c0".into(),
-                    name: "lookup".into(),
+                    function_name: "lookup".into(),
                     arguments: "{}".into(),
                 }],
-                opaque: vec![json!({"ignored": true})],
+                opaque: vec![json!({"ignored": true}).into()],
             },
             Message::ToolResult {
                 call_id: "c0".into(),
@@ -31,11 +32,11 @@ fn tool_request(stream: bool) -> TurnRequest {
                 is_error: false,
             },
         ],
-        tools: vec![ToolSpec {
-            name: "lookup".into(),
-            description: "Looks things up".into(),
-            parameters: json!({"type": "object", "properties": {"q": {"type": "string"}}}),
-        }],
+        tools: vec![ToolDefinition::new(
+            ToolId::new("kb", "lookup"),
+            "Looks things up",
+            json!({"type": "object", "properties": {"q": {"type": "string"}}}),
+        )],
         tools_enabled: true,
         max_output_tokens: Some(99),
         stream,
@@ -84,7 +85,7 @@ async fn a_json_reply_yields_text_tool_calls_and_usage() {
         turn.calls,
         [ToolCall {
             id: "c1".into(),
-            name: "lookup".into(),
+            function_name: "lookup".into(),
             arguments: "{\"q\":\"x\"}".into()
         }]
     );
@@ -101,7 +102,7 @@ async fn a_json_reply_yields_text_tool_calls_and_usage() {
     assert_eq!(body["model"], "m1");
     assert_eq!(body["tool_choice"], "auto");
     assert_eq!(body["max_completion_tokens"], 99);
-    assert_eq!(body["tools"][0]["function"]["name"], "lookup");
+    assert_eq!(body["tools"][0]["function"]["name"], "kb__lookup");
     assert_eq!(body["tools"][0]["function"]["parameters"]["type"], "object");
     let roles: Vec<&str> = body["messages"]
         .as_array()
@@ -250,7 +251,7 @@ async fn a_stream_assembles_text_and_tool_calls_at_the_end() {
         turn.calls,
         [ToolCall {
             id: "c9".into(),
-            name: "lookup".into(),
+            function_name: "lookup".into(),
             arguments: "{\"q\":1}".into()
         }]
     );

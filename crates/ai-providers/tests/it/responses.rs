@@ -6,8 +6,8 @@ use std::time::Duration;
 use provider_fixture::{End, Fixture, Reply};
 use serde_json::{Value, json};
 use yetibot_ai_providers::{
-    Category, Client, ClientOptions, Message, ProviderConfig, ToolCall, ToolSpec, TurnEvent,
-    TurnRequest,
+    Category, Client, ClientOptions, Message, ProviderConfig, ToolCall, ToolDefinition, ToolId,
+    TurnEvent, TurnRequest,
 };
 
 use crate::support::{KEY, assert_safe, client, client_with_read_timeout, config, provider};
@@ -76,7 +76,7 @@ fn request() -> TurnRequest {
             Message::Assistant {
                 text: "ignored when opaque is present".into(),
                 calls: vec![],
-                opaque: vec![reasoning(), function_call()],
+                opaque: vec![reasoning().into(), function_call().into()],
             },
             Message::ToolResult {
                 call_id: "call_1".into(),
@@ -84,11 +84,11 @@ fn request() -> TurnRequest {
                 is_error: false,
             },
         ],
-        tools: vec![ToolSpec {
-            name: "lookup".into(),
-            description: "d".into(),
-            parameters: json!({"type": "object"}),
-        }],
+        tools: vec![ToolDefinition::new(
+            ToolId::new("kb", "lookup"),
+            "d",
+            json!({"type": "object"}),
+        )],
         tools_enabled: true,
         max_output_tokens: Some(500),
         stream: false,
@@ -118,13 +118,13 @@ async fn a_stream_emits_typed_events_and_one_completed_batch() {
         turn.calls,
         [ToolCall {
             id: "call_1".into(),
-            name: "lookup".into(),
+            function_name: "lookup".into(),
             arguments: "{\"q\":\"x\"}".into()
         }]
     );
     assert_eq!(
-        turn.opaque[1],
-        reasoning(),
+        turn.opaque[1].as_value(),
+        &reasoning(),
         "encrypted reasoning is kept unchanged"
     );
     assert_eq!(turn.opaque.len(), 4);
@@ -435,8 +435,8 @@ async fn the_fixture_script_payloads_round_trip() {
     assert_eq!(turn.text, "done");
     assert_eq!(turn.calls[0].id, "call_7");
     assert_eq!(
-        turn.opaque[0],
-        serde_json::from_str::<Value>(&reasoning).expect("json")
+        turn.opaque[0].as_value(),
+        &serde_json::from_str::<Value>(&reasoning).expect("json")
     );
     assert_eq!(
         events[0],
@@ -469,7 +469,7 @@ async fn responses_without_opaque_items_rebuild_the_assistant_turn() {
         text: "earlier".into(),
         calls: vec![ToolCall {
             id: "call_1".into(),
-            name: "lookup".into(),
+            function_name: "lookup".into(),
             arguments: "{}".into(),
         }],
         opaque: vec![],

@@ -1,6 +1,6 @@
 //! Tool calls over stdio: outcomes, bounds and redaction.
 
-use yetibot_mcp_host::{CallOutcome, Error, MAX_TEXT_CHARS, Session, ToolId, UnknownReason};
+use yetibot_mcp_host::{CallOutcome, Error, MAX_RESULT_CHARS, Session, ToolId, UnknownReason};
 use yetibot_redaction::Secret;
 
 use crate::support::{host, stdio_config};
@@ -48,7 +48,7 @@ async fn outcomes_success_tool_error_and_media() {
     let big = session.call(&id("big"), "{}").await.expect("sent");
     let output = big.output().expect("answered");
     assert!(output.truncated());
-    assert_eq!(output.untrusted_text().chars().count(), MAX_TEXT_CHARS);
+    assert_eq!(output.untrusted_text().chars().count(), MAX_RESULT_CHARS);
     assert_eq!(big.to_json()["outcome"], "success");
     session.close().await;
 }

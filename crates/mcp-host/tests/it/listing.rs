@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 use yetibot_mcp_host::{
-    Catalog, Error, ServerInstructions, ToolInfo, aggregate_data, focused_help, lookup,
+    Error, ServerCatalog, ServerInstructions, ToolInfo, aggregate_data, focused_help, lookup,
     summary_row, summary_rows, tool_data,
 };
 use yetibot_redaction::Secrets;
@@ -11,8 +11,8 @@ fn tool(server: &str, listed: Value) -> ToolInfo {
     ToolInfo::from_listed(server, &listed, &Secrets::empty()).expect("has a name")
 }
 
-fn catalog() -> Catalog {
-    Catalog::new(
+fn catalog() -> ServerCatalog {
+    ServerCatalog::new(
         vec![
             tool(
                 "exa",

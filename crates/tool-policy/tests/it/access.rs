@@ -1,16 +1,36 @@
 //! Toolset selection, identity and model checks, native tool availability and server scope.
 
 use yetibot_tool_policy::{
-    AdapterKind, Denial, Error, Identity, KnownNames, NativeServices, PolicyConfig, Provenance,
-    ProviderModelsConfig, RequestContext, Selection, ServerRefConfig, ServerUse, ToolPolicy,
-    ToolsetConfig, ToolsetKind, check_tool_calling, filter_listed,
+    AdapterKind, Denial, Error, KnownNames, NativeKind, NativeServices, NativeTool, PolicyConfig,
+    Provenance, ProviderModelsConfig, RequestContext, Selection, ServerRefConfig, ServerUse,
+    ToolPolicy, ToolsetConfig, ToolsetKind, check_tool_calling, filter_listed,
+    specified_native_tools,
 };
 
 fn strings(list: &[&str]) -> Option<Vec<String>> {
     Some(list.iter().map(|s| (*s).to_owned()).collect())
 }
 
+fn names(tools: Vec<&NativeTool>) -> Vec<&str> {
+    tools.into_iter().map(NativeTool::name).collect()
+}
+
+/// The legacy flat scope (no toolsets) with `natives` registered.
+fn legacy(natives: &[NativeTool]) -> ToolPolicy {
+    let known = KnownNames {
+        native_tools: natives,
+        ..KnownNames::default()
+    };
+    ToolPolicy::from_config(&PolicyConfig::default(), &known).expect("valid policy")
+}
+
 fn policy() -> ToolPolicy {
+    policy_with(&specified_native_tools())
+}
+
+/// Toolsets `search` (the default), `narrow` (explicit `help`, `meme`, `wise`) and `gh`
+/// (github-read), with `natives` registered.
+fn policy_with(natives: &[NativeTool]) -> ToolPolicy {
     let toolsets = vec![
         ToolsetConfig {
             name: Some("search".into()),
@@ -59,6 +79,7 @@ fn policy() -> ToolPolicy {
         ],
         providers: vec!["local"],
         with_github_api_token: Vec::new(),
+        native_tools: natives,
     };
     let config = PolicyConfig {
         toolsets: &toolsets,
@@ -95,21 +116,19 @@ fn denial(result: Result<(), Error>) -> Option<Denial> {
 #[test]
 fn choosing_a_toolset() {
     let policy = policy();
-    assert!(
-        matches!(Selection::choose(&policy, None), Ok(Selection::Toolset(t)) if t.name == "search")
-    );
-    assert!(
-        matches!(Selection::choose(&policy, Some("gh")), Ok(Selection::Toolset(t)) if t.name == "gh")
-    );
+    let chosen = |requested| {
+        Selection::choose(&policy, requested)
+            .map(|s| s.toolset().map(|t| t.name.as_str()))
+            .ok()
+    };
+    assert_eq!(chosen(None), Some(Some("search")));
+    assert_eq!(chosen(Some("gh")), Some(Some("gh")));
     assert!(matches!(
         Selection::choose(&policy, Some("nope")),
         Err(Error::UnknownToolset)
     ));
     let flat = ToolPolicy::default();
-    assert!(matches!(
-        Selection::choose(&flat, None),
-        Ok(Selection::Legacy)
-    ));
+    assert!(Selection::choose(&flat, None).is_ok_and(|s| s.toolset().is_none()));
 }
 
 #[test]
@@ -141,37 +160,15 @@ fn identity_and_model_rules() {
     // An unrestricted search toolset and the legacy scope serve untrusted requests too.
     let search = Selection::choose(&policy, None).expect("search");
     assert_eq!(denial(search.authorize(&untrusted())), None);
-    assert_eq!(denial(Selection::Legacy.authorize(&untrusted())), None);
+    let flat = ToolPolicy::default();
+    let legacy = Selection::choose(&flat, None).expect("legacy");
+    assert_eq!(denial(legacy.authorize(&untrusted())), None);
     // GitHub toolsets always need a trusted identity.
     let gh = Selection::choose(&policy, Some("gh")).expect("gh");
     assert_eq!(
         denial(gh.authorize(&untrusted())),
         Some(Denial::UntrustedIdentity)
     );
-}
-
-#[test]
-fn trusted_provenance_with_a_blank_user_id_is_refused() {
-    // A blank ID used to be accepted as a trusted identity: it matched no :users entry, but
-    // it still unlocked native tools and unrestricted toolsets as if a platform user sent it.
-    for blank in ["", " ", "\t\n", "\u{3000}"] {
-        assert!(
-            matches!(
-                Provenance::trusted(AdapterKind::Slack, blank),
-                Err(Error::BlankUserId)
-            ),
-            "{blank:?}"
-        );
-        assert!(Identity::new(AdapterKind::Discord, blank).is_err());
-    }
-    let identity = Identity::new(AdapterKind::Discord, "1234567890").expect("valid");
-    assert_eq!(
-        (identity.adapter(), identity.user_id()),
-        (AdapterKind::Discord, "1234567890")
-    );
-    let provenance = Provenance::Trusted(identity.clone());
-    assert_eq!(provenance.identity(), Some(&identity));
-    assert_eq!(Provenance::Untrusted.identity(), None);
 }
 
 #[test]
@@ -192,7 +189,7 @@ fn native_tools_by_kind_provenance_and_platform() {
     };
     let search = Selection::choose(&policy, None).expect("search");
     assert_eq!(
-        search.native_tools(&trusted(AdapterKind::Slack, "U9"), &services),
+        names(search.native_tools(&trusted(AdapterKind::Slack, "U9"), &services)),
         [
             "help",
             "history",
@@ -205,7 +202,7 @@ fn native_tools_by_kind_provenance_and_platform() {
         ]
     );
     assert_eq!(
-        search.native_tools(&trusted(AdapterKind::Discord, "U9"), &services),
+        names(search.native_tools(&trusted(AdapterKind::Discord, "U9"), &services)),
         [
             "help",
             "history",
@@ -222,17 +219,20 @@ fn native_tools_by_kind_provenance_and_platform() {
         search.native_tools(&untrusted(), &services).is_empty(),
         "untrusted requests get none"
     );
+    let natives = specified_native_tools();
+    let flat = legacy(&natives);
+    let legacy = Selection::choose(&flat, None).expect("legacy");
     assert_eq!(
-        Selection::Legacy.native_tools(
+        names(legacy.native_tools(
             &trusted(AdapterKind::Slack, "U9"),
             &NativeServices::default()
-        ),
+        )),
         ["help", "history", "history_count", "release_info", "util"]
     );
     // An explicit list is authoritative, and a tool without its service cannot appear.
     let narrow = Selection::choose(&policy, Some("narrow")).expect("narrow");
     assert_eq!(
-        narrow.native_tools(&trusted(AdapterKind::Discord, "U1"), &services),
+        names(narrow.native_tools(&trusted(AdapterKind::Discord, "U1"), &services)),
         ["help", "meme"]
     );
     // GitHub toolsets get exactly the four read tools, whatever is configured.
@@ -243,9 +243,106 @@ fn native_tools_by_kind_provenance_and_platform() {
             .to_vec(),
     };
     assert_eq!(
-        gh.native_tools(&trusted(AdapterKind::Slack, "U1"), &all),
+        names(gh.native_tools(&trusted(AdapterKind::Slack, "U1"), &all)),
         ["help", "history", "history_count", "release_info"]
     );
+}
+
+/// The policy used to name its native tools itself (a list of every name, the four GitHub
+/// toolsets get, those that need a service, `react` on Discord). Now the command layer
+/// registers each tool with a kind, and a tool the policy has never heard of gets exactly
+/// what its kind allows.
+#[test]
+fn native_rules_follow_the_registered_kind() {
+    let natives = [
+        NativeTool::new("notes", NativeKind::Context),
+        NativeTool::new("calc", NativeKind::Computation),
+        NativeTool::new("weather", NativeKind::Service),
+        NativeTool::new("pin", NativeKind::PlatformAction(AdapterKind::Slack)),
+    ];
+    let services = NativeServices {
+        configured: vec!["weather".into()],
+    };
+    let flat = legacy(&natives);
+    let scope = Selection::choose(&flat, None).expect("legacy");
+    let slack = trusted(AdapterKind::Slack, "U9");
+    let discord = trusted(AdapterKind::Discord, "U9");
+    assert_eq!(
+        names(scope.native_tools(&slack, &services)),
+        ["notes", "calc", "weather", "pin"]
+    );
+    assert_eq!(
+        names(scope.native_tools(&discord, &services)),
+        ["notes", "calc", "weather"],
+        "a platform action only on its platform"
+    );
+    assert_eq!(
+        names(scope.native_tools(&slack, &NativeServices::default())),
+        ["notes", "calc", "pin"],
+        "a service tool only with its service"
+    );
+    assert!(scope.allows_native(&slack, "pin"));
+    assert!(!scope.allows_native(&discord, "pin"));
+    assert!(!scope.allows_native(&untrusted(), "notes"));
+    assert!(
+        !scope.allows_native(&slack, "help"),
+        "an unregistered name is no native tool"
+    );
+
+    // GitHub toolsets get the context tools and nothing else.
+    let policy = policy_with(&[natives.as_slice(), &specified_native_tools()].concat());
+    let gh = Selection::choose(&policy, Some("gh")).expect("gh");
+    let github = trusted(AdapterKind::Slack, "U1");
+    assert_eq!(
+        names(gh.native_tools(&github, &services)),
+        ["notes", "help", "history", "history_count", "release_info"]
+    );
+    assert!(gh.allows_native(&github, "notes"));
+    assert!(!gh.allows_native(&github, "calc"));
+    assert!(!gh.allows_native(&github, "pin"));
+}
+
+/// `:native-tools` entries are checked against the registered tools, not a list the policy
+/// keeps: a registered name passes whatever it is called, an unregistered one fails.
+#[test]
+fn native_tool_lists_are_checked_against_the_registration() {
+    let toolsets = [ToolsetConfig {
+        name: Some("mine".into()),
+        kind: Some("search".into()),
+        native_tools: strings(&["notes", "help"]),
+        users: strings(&["U1"]),
+        adapters: strings(&["slack"]),
+        providers: Some(vec![ProviderModelsConfig {
+            name: Some("local".into()),
+            models: strings(&["m"]),
+        }]),
+        ..ToolsetConfig::default()
+    }];
+    let config = PolicyConfig {
+        toolsets: &toolsets,
+        ..PolicyConfig::default()
+    };
+    let problems = |natives: &[NativeTool]| -> Vec<String> {
+        let known = KnownNames {
+            providers: vec!["local"],
+            native_tools: natives,
+            ..KnownNames::default()
+        };
+        match ToolPolicy::from_config(&config, &known) {
+            Ok(_) => Vec::new(),
+            Err(errors) => errors.iter().map(ToString::to_string).collect(),
+        }
+    };
+    let notes = NativeTool::new("notes", NativeKind::Context);
+    assert_eq!(
+        problems(std::slice::from_ref(&notes)),
+        ["toolsets[0].native-tools[1]: is not a native tool name"]
+    );
+    assert_eq!(
+        problems(&specified_native_tools()),
+        ["toolsets[0].native-tools[0]: is not a native tool name"]
+    );
+    assert!(problems(&[notes, NativeTool::new("help", NativeKind::Context)]).is_empty());
 }
 
 #[test]
@@ -272,8 +369,12 @@ fn servers_connected_and_allowlists() {
         narrow.servers(&servers)[0].tools,
         Some(vec!["search".to_owned()])
     );
+    let flat = ToolPolicy::default();
     assert_eq!(
-        Selection::Legacy.servers(&servers).len(),
+        Selection::choose(&flat, None)
+            .expect("legacy")
+            .servers(&servers)
+            .len(),
         3,
         "legacy connects every server"
     );

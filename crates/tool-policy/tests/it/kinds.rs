@@ -90,6 +90,7 @@ fn problems_with(toolsets: &[ToolsetConfig], tokens: &[&'static str]) -> Vec<Str
             .collect(),
         providers: vec!["local"],
         with_github_api_token: tokens.to_vec(),
+        native_tools: &[],
     };
     let config = PolicyConfig {
         toolsets,
@@ -323,6 +324,7 @@ fn discovery_is_narrowed_by_the_toolset_kind() {
             .collect(),
         providers: vec!["local"],
         with_github_api_token: TOKENS.to_vec(),
+        native_tools: &[],
     };
     let config = PolicyConfig {
         toolsets: &[
@@ -359,7 +361,10 @@ fn discovery_is_narrowed_by_the_toolset_kind() {
         ["get_commit", "issue_read"]
     );
     // The legacy scope follows the search rules.
-    let legacy = Selection::Legacy.servers(&[("open", None)]);
+    let flat = ToolPolicy::default();
+    let legacy = Selection::choose(&flat, None)
+        .expect("legacy")
+        .servers(&[("open", None)]);
     assert_eq!(
         filter_listed(&legacy[0], &listed).expect("filtered"),
         ["lookup", "actions_run"]

@@ -5,8 +5,9 @@ use std::collections::VecDeque;
 use serde_json::json;
 use yetibot_tool_policy::{
     AccessState, Arguments, BudgetGuidance, CallBudget, Catalog, Conversation, Execution,
-    LoopFailure, LoopSettings, ModelResponse, ModelTurn, Progress, Provenance, RequestContext,
-    Selection, ToolCall, ToolDefinition, ToolExecutor, ToolId, ToolSpec,
+    KnownNames, LoopFailure, LoopSettings, ModelResponse, ModelTurn, PolicyConfig, Progress,
+    Provenance, RequestContext, Selection, ToolCall, ToolDefinition, ToolExecutor, ToolId,
+    ToolPolicy, specified_native_tools,
 };
 
 /// The model's error in tests.
@@ -48,7 +49,7 @@ impl ModelTurn for ScriptedModel {
         guidance: Option<BudgetGuidance>,
     ) -> Result<ModelResponse, Unreachable> {
         self.seen.push((
-            tools.iter().map(|t| t.function_name.clone()).collect(),
+            tools.iter().map(|t| t.function_name().to_owned()).collect(),
             guidance,
         ));
         match self.script.pop_front() {
@@ -132,10 +133,12 @@ impl ToolExecutor for ScriptedExecutor {
 
 /// A catalog of `web/search`, `web/fetch` and `yetibot/history`.
 pub(crate) fn catalog() -> Catalog {
-    let spec = |source: &str, name: &str| ToolSpec {
-        id: ToolId::new(source, name),
-        description: format!("{name} tool"),
-        input_schema: json!({"type": "object"}),
+    let spec = |source: &str, name: &str| {
+        ToolDefinition::new(
+            ToolId::new(source, name),
+            format!("{name} tool"),
+            json!({"type": "object"}),
+        )
     };
     Catalog::new(vec![
         spec("yetibot", "history"),
@@ -166,6 +169,16 @@ pub(crate) fn answer(text: &str) -> Turn {
         text: text.into(),
         ..ModelResponse::default()
     })
+}
+
+/// The legacy flat scope (no toolsets) with the specification's native tools registered.
+pub(crate) fn legacy_policy() -> ToolPolicy {
+    let natives = specified_native_tools();
+    let known = KnownNames {
+        native_tools: &natives,
+        ..KnownNames::default()
+    };
+    ToolPolicy::from_config(&PolicyConfig::default(), &known).expect("valid policy")
 }
 
 pub(crate) fn request() -> RequestContext {
@@ -207,11 +220,12 @@ pub(crate) fn run_with_catalog(
 ) -> Run {
     let fixed = request();
     let access = move || fixed.clone();
+    let legacy = legacy_policy();
     drive(
         LoopSettings {
             catalog,
             budget: CallBudget::with_total(budget),
-            selection: Selection::Legacy,
+            selection: Selection::choose(&legacy, None).expect("legacy"),
             access: &access,
             secrets,
             prompt,

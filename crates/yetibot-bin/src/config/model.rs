@@ -10,7 +10,9 @@ use yetibot_bot_core::{
 };
 use yetibot_mcp_host::{ServerConfig, ServerSet};
 use yetibot_redaction::Secrets;
-use yetibot_tool_policy::{KnownNames, PolicyConfig, ToolPolicy, ToolsetConfig, ToolsetKind};
+use yetibot_tool_policy::{
+    KnownNames, PolicyConfig, ToolPolicy, ToolsetConfig, ToolsetKind, specified_native_tools,
+};
 
 use super::{Config, Problem, Source};
 
@@ -84,7 +86,9 @@ pub(super) fn validate(
         .ok();
 
     // Toolsets refer to servers and providers by name; compare against what was written
-    // so that one invalid server does not also flag every reference to it.
+    // so that one invalid server does not also flag every reference to it. The native
+    // tools are the specification's set until the command layer registers its own.
+    let natives = specified_native_tools();
     let known = KnownNames {
         servers: ai
             .mcp
@@ -104,6 +108,7 @@ pub(super) fn validate(
             .filter(|s| s.github_api_token.is_some())
             .filter_map(|s| s.name.as_deref())
             .collect(),
+        native_tools: &natives,
     };
     let policy_config = PolicyConfig {
         toolsets: &ai.mcp.toolsets,

@@ -1,0 +1,17 @@
+#![doc = include_str!("../README.md")]
+
+mod error;
+mod limits;
+mod message;
+mod provenance;
+mod tool;
+mod usage;
+
+pub use error::{Error, Result};
+pub use limits::{
+    MAX_ARGUMENT_CHARS, MAX_FUNCTION_NAME_BYTES, MAX_RESULT_CHARS, MAX_TOOL_NAME_CHARS, MAX_TOOLS,
+};
+pub use message::{Conversation, Message, ModelResponse, ReplayItem, ToolCall};
+pub use provenance::{AdapterKind, Identity, Provenance};
+pub use tool::{NATIVE_SOURCE, ToolDefinition, ToolId, function_name};
+pub use usage::Usage;
