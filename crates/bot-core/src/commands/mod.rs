@@ -1,6 +1,7 @@
 //! The built-in commands of the language, and the registry that holds them all.
 
 mod basic;
+mod collections;
 
 use crate::registry::Registry;
 
@@ -10,6 +11,9 @@ use crate::registry::Registry;
 pub fn builtins() -> Registry {
     let mut registry = Registry::new();
     for spec in basic::commands() {
+        registry.add(spec);
+    }
+    for spec in collections::commands() {
         registry.add(spec);
     }
     registry
