@@ -6,11 +6,12 @@ use std::fmt;
 use yetibot_redaction::Secrets;
 
 use crate::arguments;
+use crate::collection::{random_index, select, shuffle_order};
 use crate::credentials;
 use crate::error::{BatchError, Error, Result};
 use crate::limits::{Limits, MAX_REPLY_BYTES};
 use crate::operators::Plan;
-use crate::random::{RandomSource, pick};
+use crate::random::RandomSource;
 use crate::reply::Reply;
 use crate::value::Value;
 use crate::writer::write_value;
@@ -101,19 +102,15 @@ fn run(call: &Call, random: &mut dyn RandomSource, secrets: &Secrets) -> Result<
         Plan::Fixed(value) => finish(value, secrets),
         Plan::OneOf(mut members) => {
             check_candidates(&members, secrets)?;
-            if members.is_empty() {
-                return finish(Value::Null, secrets);
+            match random_index(members.len(), random) {
+                Some(chosen) => finish(members.swap_remove(chosen), secrets),
+                None => finish(Value::Null, secrets),
             }
-            let chosen = members.swap_remove(pick(random, members.len()));
-            finish(chosen, secrets)
         }
-        Plan::Permute(mut members) => {
+        Plan::Permute(members) => {
             // Fisher–Yates: every permutation is equally likely with a uniform source.
-            for i in (1..members.len()).rev() {
-                let j = pick(random, i + 1);
-                members.swap(i, j);
-            }
-            finish(Value::Array(members), secrets)
+            let order = shuffle_order(members.len(), random);
+            finish(Value::Array(select(members, &order)), secrets)
         }
     }
 }

@@ -2,6 +2,7 @@
 
 mod arguments;
 mod call;
+mod collection;
 mod credentials;
 mod error;
 mod limits;
@@ -18,6 +19,10 @@ mod value;
 mod writer;
 
 pub use call::{Call, execute, preflight};
+pub use collection::{
+    IntegerRange, exact_sum, jvm_trim, leaves, numeric_order, random_index, select, shuffle_order,
+    sort_order, unique_indices, utf16_cmp,
+};
 pub use credentials::{CREDENTIAL_FIELD_NAMES, is_credential_field};
 pub use error::{BatchError, Category, Error, Result};
 pub use limits::{

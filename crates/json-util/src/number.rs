@@ -101,6 +101,11 @@ impl Integer {
         }
     }
 
+    /// The exact value as a decimal of scale zero.
+    pub(crate) fn to_bigdecimal(&self) -> BigDecimal {
+        BigDecimal::new(self.to_bigint(), 0)
+    }
+
     pub(crate) fn to_bigint(&self) -> BigInt {
         match &self.0 {
             Repr::Small(n) => BigInt::from(*n),
@@ -305,6 +310,18 @@ impl Decimal {
         )
     }
 
+    /// Writes the normalized form (sign, significant digits without trailing zeros, and
+    /// the matching scale), which two decimals share exactly when they are equal.
+    pub(crate) fn write_normalized(&self, out: &mut String) {
+        let (negative, digits, scale) = self.normalized();
+        if negative {
+            out.push('-');
+        }
+        out.push_str(if digits.is_empty() { "0" } else { &digits });
+        out.push('e');
+        out.push_str(&scale.to_string());
+    }
+
     /// Writes the exact text form (see the crate documentation).
     pub(crate) fn write_to(&self, out: &mut String) {
         if self.unscaled.is_negative() {
@@ -401,7 +418,7 @@ impl Number {
 
     fn to_bigdecimal(&self) -> BigDecimal {
         match self {
-            Self::Integer(n) => BigDecimal::new(n.to_bigint(), 0),
+            Self::Integer(n) => n.to_bigdecimal(),
             Self::Decimal(d) => d.to_bigdecimal(),
         }
     }
@@ -421,7 +438,7 @@ pub(crate) fn sum(numbers: &[Number]) -> std::result::Result<Number, NumberFault
         for number in numbers {
             if let Number::Integer(n) = number {
                 match n.to_i64() {
-                    // At most 128 addends of at most 2^63 each cannot overflow an i128.
+                    // Fewer than 2^64 addends (any slice) of at most 2^63 each cannot overflow an i128.
                     Some(v) => small += i128::from(v),
                     None => big += n.to_bigint(),
                 }

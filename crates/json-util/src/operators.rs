@@ -2,10 +2,13 @@
 //! validated optional fields and plans a result: a fixed value, one of several candidates
 //! (`random`) or a permutation (`shuffle`).
 
+use crate::collection::{
+    IntegerRange, exact_order, jvm_trim, leaves, select, sort_order, sum_of, unique_indices,
+    utf16_cmp,
+};
 use crate::error::{Error, Result};
 use crate::limits::Limits;
-use crate::number::{self, Integer, Number};
-use crate::order::utf16_cmp;
+use crate::number::{Integer, Number};
 use crate::value::{Object, Value};
 
 /// The validated optional fields of one call.
@@ -100,14 +103,14 @@ pub(crate) fn split(input: String, options: &Options) -> Result<Plan> {
 }
 
 pub(crate) fn trim(input: String, _: &Options) -> Result<Plan> {
-    Ok(text(trim_low(&input).to_owned()))
+    Ok(text(jvm_trim(&input).to_owned()))
 }
 
 pub(crate) fn words(input: String, _: &Options) -> Result<Plan> {
     // The separators are the JVM's `\s`: space, tab, line feed, vertical tab, form feed and
     // carriage return. Trimming first means no run of them can produce an empty word.
     strings(
-        trim_low(&input)
+        jvm_trim(&input)
             .split([' ', '\t', '\n', '\u{b}', '\u{c}', '\r'])
             .filter(|word| !word.is_empty()),
     )
@@ -118,9 +121,11 @@ pub(crate) fn unwords(items: Vec<String>, _: &Options) -> Result<Plan> {
 }
 
 pub(crate) fn flatten(items: Vec<Value>, _: &Options) -> Result<Plan> {
-    let mut out = Vec::new();
-    flatten_into(items, &mut out)?;
-    Ok(array(out))
+    let flat = leaves(&items);
+    if flat.len() > Limits::TOOL.max_entries {
+        return Err(Error::ResultTooManyEntries);
+    }
+    Ok(array(flat.into_iter().cloned().collect()))
 }
 
 pub(crate) fn letters(input: String, _: &Options) -> Result<Plan> {
@@ -132,15 +137,8 @@ pub(crate) fn unletters(items: Vec<String>, _: &Options) -> Result<Plan> {
 }
 
 pub(crate) fn unique(items: Vec<Value>, _: &Options) -> Result<Plan> {
-    // At most 128 members: the quadratic scan is cheaper than hashing values whose
-    // equality ignores key order and trailing decimal zeros.
-    let mut out: Vec<Value> = Vec::with_capacity(items.len());
-    for item in items {
-        if !out.contains(&item) {
-            out.push(item);
-        }
-    }
-    Ok(array(out))
+    let keep = unique_indices(&items);
+    Ok(array(select(items, &keep)))
 }
 
 pub(crate) fn list(value: Value, _: &Options) -> Result<Plan> {
@@ -157,38 +155,39 @@ pub(crate) fn count(input: Countable, _: &Options) -> Result<Plan> {
 }
 
 pub(crate) fn sum(numbers: Vec<Number>, _: &Options) -> Result<Plan> {
-    let total = number::sum(&numbers).map_err(|_| Error::ResultNumberOutOfRange)?;
-    Ok(Plan::Fixed(number_value(total)))
+    Ok(Plan::Fixed(sum_of(&numbers)?))
 }
 
 pub(crate) fn shuffle(items: Vec<Value>, _: &Options) -> Result<Plan> {
     Ok(Plan::Permute(items))
 }
 
-pub(crate) fn sort(mut items: Vec<String>, _: &Options) -> Result<Plan> {
-    items.sort_by(|a, b| utf16_cmp(a, b));
-    Ok(array(items.into_iter().map(Value::String).collect()))
+pub(crate) fn sort(items: Vec<String>, _: &Options) -> Result<Plan> {
+    let order = sort_order(&items);
+    Ok(array(
+        select(items, &order)
+            .into_iter()
+            .map(Value::String)
+            .collect(),
+    ))
 }
 
-pub(crate) fn sortnum(mut numbers: Vec<Number>, _: &Options) -> Result<Plan> {
-    // Stable sorts: equal values such as 1 and 1.0 keep their input order. Exact keys are
-    // built once per member rather than once per comparison.
-    let small: Option<Vec<i64>> = numbers
-        .iter()
-        .map(|n| match n {
+pub(crate) fn sortnum(numbers: Vec<Number>, _: &Options) -> Result<Plan> {
+    // The same order as `numeric_order`, on numbers already known to be numbers.
+    let order = exact_order(
+        &numbers,
+        |n| match n {
             Number::Integer(i) => i.to_i64(),
             Number::Decimal(_) => None,
-        })
-        .collect();
-    if small.is_some() {
-        numbers.sort_by_key(|n| match n {
-            Number::Integer(i) => i.to_i64(),
-            Number::Decimal(_) => None,
-        });
-    } else {
-        numbers.sort_by_cached_key(Number::exact_key);
-    }
-    Ok(array(numbers.into_iter().map(number_value).collect()))
+        },
+        |n| Ok(n.exact_key()),
+    )?;
+    Ok(array(
+        select(numbers, &order)
+            .into_iter()
+            .map(number_value)
+            .collect(),
+    ))
 }
 
 pub(crate) fn grep(items: Vec<String>, options: &Options) -> Result<Plan> {
@@ -209,21 +208,12 @@ pub(crate) fn reverse(mut items: Vec<Value>, _: &Options) -> Result<Plan> {
 
 pub(crate) fn range(spec: RangeSpec, _: &Options) -> Result<Plan> {
     let RangeSpec { start, end, step } = spec;
-    // All three are within ±1,000,000, so none of this arithmetic can overflow.
-    let members = if (step > 0 && start < end) || (step < 0 && start > end) {
-        let span = (end - start).abs();
-        let stride = step.abs();
-        (span + stride - 1) / stride
-    } else {
-        0
-    };
-    if members > Limits::TOOL.max_entries as i64 {
+    let members = IntegerRange::new(start, end, step)?;
+    if members.remaining() > Limits::TOOL.max_entries as u64 {
         return Err(Error::RangeTooLong);
     }
     Ok(array(
-        (0..members)
-            .map(|i| Value::Integer(Integer::from(start + i * step)))
-            .collect(),
+        members.map(|n| Value::Integer(Integer::from(n))).collect(),
     ))
 }
 
@@ -295,26 +285,6 @@ fn strings(parts: impl Iterator<Item = impl ToString>) -> Result<Plan> {
         out.push(Value::String(part.to_string()));
     }
     Ok(array(out))
-}
-
-/// Java's `String.trim`: strips characters at or below U+0020 from both ends.
-fn trim_low(text: &str) -> &str {
-    text.trim_matches(|c| c <= '\u{20}')
-}
-
-fn flatten_into(items: Vec<Value>, out: &mut Vec<Value>) -> Result<()> {
-    for item in items {
-        match item {
-            Value::Array(inner) => flatten_into(inner, out)?,
-            leaf => {
-                if out.len() == Limits::TOOL.max_entries {
-                    return Err(Error::ResultTooManyEntries);
-                }
-                out.push(leaf);
-            }
-        }
-    }
-    Ok(())
 }
 
 fn sorted_entries(object: Object) -> Vec<(String, Value)> {

@@ -2,6 +2,7 @@
 
 mod alias;
 mod basic;
+mod collections;
 mod data;
 mod help;
 mod render;
@@ -23,6 +24,7 @@ pub fn builtins() -> Registry {
         data::commands(),
         xargs::commands(),
         render::commands(),
+        collections::commands(),
     ];
     for spec in groups.into_iter().flatten() {
         registry.add(spec);
