@@ -230,13 +230,16 @@ pub fn command_settings(
     })
 }
 
-/// The local operator as a caller of adapter kind `adapter` (`cli` or `web`): trusted,
-/// since only someone at this machine can act as them.
+/// The local operator as a caller through `adapter` (`Cli` or `Web`): trusted, since only
+/// someone at this machine can act as them.
 ///
 /// # Errors
 ///
 /// A blank user ID or name, with paths relative to the `:local` map.
-pub fn local_caller(config: &LocalConfig, adapter: &str) -> Result<crate::Caller, Vec<Error>> {
+pub fn local_caller(
+    config: &LocalConfig,
+    adapter: yetibot_conversation::AdapterKind,
+) -> Result<crate::Caller, Vec<Error>> {
     let mut problems = Vec::new();
     let user_id = config
         .user_id
@@ -257,8 +260,8 @@ pub fn local_caller(config: &LocalConfig, adapter: &str) -> Result<crate::Caller
         return Err(problems);
     }
     Ok(crate::Caller {
-        adapter: adapter.to_owned(),
-        room: adapter.to_owned(),
+        adapter,
+        room: adapter.to_string(),
         user_id,
         user_name,
         trusted: true,

@@ -5,6 +5,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
+use yetibot_conversation::AdapterKind;
 use yetibot_json_util::{RandomSource, Value};
 
 use crate::registry::{BoxFuture, Call, Category, Registry};
@@ -18,8 +19,8 @@ pub const MAX_ALIAS_DEPTH: usize = 8;
 /// Who is running a command, as the platform reported them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller {
-    /// The adapter kind: `slack`, `discord`, `web` or `cli`.
-    pub adapter: String,
+    /// The adapter the command came through.
+    pub adapter: AdapterKind,
     /// The channel (room) the command came from.
     pub room: String,
     /// The platform's user ID.
@@ -426,6 +427,11 @@ impl Interpreter {
             Outcome::Error(message) => return Err(failure(&message)),
             Outcome::Failed(error) => return Err(error),
             Outcome::Value(value) => Piped { value, ..input },
+            Outcome::Unpaired(value) => Piped {
+                value,
+                records: None,
+                ..input
+            },
             Outcome::Data { value, data, path } => {
                 let records = match (&data, path) {
                     (Some(data), Some(path)) => match value::get_in(data, &path) {

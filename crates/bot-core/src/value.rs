@@ -39,6 +39,9 @@ impl Default for Piped {
 pub enum Outcome {
     /// A value only: the previous data and records stay as they were.
     Value(Value),
+    /// A newly built value whose rows belong to no record (`list`, `range`, `words`): the
+    /// previous data stays, but nothing pairs with the new rows.
+    Unpaired(Value),
     /// A value with its data. The records paired with the value's rows are found at
     /// `path` inside the data, or are the data itself when it is an array and no path is
     /// given. `data: None` clears the data.
@@ -146,21 +149,11 @@ fn write_text(value: &Value, separator: &str, out: &mut String) {
     }
 }
 
-/// The items of nested arrays in order, arrays themselves left out.
+/// The items of nested arrays in order, arrays themselves left out (json-util's `leaves`,
+/// so the commands and the `util` tool flatten alike).
 #[must_use]
 pub fn flattened(items: &[Value]) -> Vec<&Value> {
-    let mut out = Vec::with_capacity(items.len());
-    let mut stack: Vec<std::slice::Iter<'_, Value>> = vec![items.iter()];
-    while let Some(top) = stack.last_mut() {
-        match top.next() {
-            Some(Value::Array(inner)) => stack.push(inner.iter()),
-            Some(item) => out.push(item),
-            None => {
-                stack.pop();
-            }
-        }
-    }
-    out
+    yetibot_json_util::leaves(items)
 }
 
 /// A map as `key: value` lines, in the map's order.

@@ -2,4 +2,5 @@
 
 mod platform;
 
-pub use platform::Platform;
+pub use platform::has_verified_users;
+pub use yetibot_conversation::AdapterKind;

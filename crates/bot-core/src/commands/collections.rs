@@ -466,7 +466,7 @@ fn letters(call: &Call<'_>) -> Outcome {
     if call.args.chars().nth(MAX_ROWS).is_some() {
         return Outcome::error(TOO_MANY_ROWS);
     }
-    Outcome::Value(Value::Array(
+    Outcome::Unpaired(Value::Array(
         call.args
             .chars()
             .map(|c| Value::String(c.to_string()))
@@ -542,7 +542,7 @@ fn range(call: &Call<'_>) -> Outcome {
     if members.remaining() > MAX_ROWS as u64 {
         return Outcome::error(TOO_MANY_ROWS);
     }
-    Outcome::Value(Value::Array(
+    Outcome::Unpaired(Value::Array(
         members.map(|n| Value::String(n.to_string())).collect(),
     ))
 }
@@ -829,7 +829,7 @@ fn is_java_space(c: char) -> bool {
 
 /// A collection of the given texts, as strings.
 fn strings<'t>(parts: impl IntoIterator<Item = &'t str>) -> Outcome {
-    Outcome::Value(Value::Array(
+    Outcome::Unpaired(Value::Array(
         parts
             .into_iter()
             .map(|part| Value::String(part.to_owned()))
@@ -978,7 +978,7 @@ mod tests {
 
     fn run(interpreter: &Interpreter, line: &str) -> Reply {
         let caller = Caller {
-            adapter: "cli".into(),
+            adapter: yetibot_conversation::AdapterKind::Cli,
             room: "#test".into(),
             user_id: "U1".into(),
             user_name: "tester".into(),

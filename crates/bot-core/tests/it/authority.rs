@@ -62,7 +62,7 @@ fn bot(admins: &[&str]) -> Interpreter {
 
 fn caller(trusted: bool) -> Caller {
     Caller {
-        adapter: "cli".into(),
+        adapter: yetibot_conversation::AdapterKind::Cli,
         room: "#ops".into(),
         user_id: "U1".into(),
         user_name: "op".into(),

@@ -90,7 +90,7 @@ fn interpreter(admin: bool) -> Interpreter {
 
 fn caller() -> Caller {
     Caller {
-        adapter: "cli".into(),
+        adapter: yetibot_conversation::AdapterKind::Cli,
         room: "#test".into(),
         user_id: "U1".into(),
         user_name: "tester".into(),

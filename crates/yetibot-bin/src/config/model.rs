@@ -170,7 +170,7 @@ pub(super) fn validate(
         }
     };
 
-    let local = yetibot_bot_core::local_caller(&local, "cli")
+    let local = yetibot_bot_core::local_caller(&local, yetibot_conversation::AdapterKind::Cli)
         .map_err(|errors| problems.extend(errors.iter().map(|e| prefixed("yetibot.local", e))))
         .ok();
     let settings = admin_users.clone().and_then(|admins| {

@@ -1484,6 +1484,6 @@ fn command_prefix_and_local_operator_rules() {
     assert_eq!(config.settings.prefix, ",");
     assert!(config.settings.embedded_commands);
     assert_eq!(config.local.user_id, "U42");
-    assert_eq!(config.local.adapter, "cli");
+    assert_eq!(config.local.adapter, yetibot_conversation::AdapterKind::Cli);
     assert!(config.local.trusted);
 }
