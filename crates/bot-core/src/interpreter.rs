@@ -423,34 +423,44 @@ impl Interpreter {
     ) -> Result<Piped, String> {
         let failure = |message: &str| format!("💥 Error in `{typed}`: {message} 💥");
         let outcome = self.dispatch(line, &input, scope).await;
+        let mut data_changed = true;
         let next = match outcome {
             Outcome::Error(message) => return Err(failure(&message)),
             Outcome::Failed(error) => return Err(error),
-            Outcome::Value(value) => Piped { value, ..input },
-            Outcome::Unpaired(value) => Piped {
-                value,
-                records: None,
-                ..input
-            },
+            Outcome::Value(value) => {
+                data_changed = false;
+                Piped { value, ..input }
+            }
+            Outcome::Unpaired(value) => {
+                data_changed = false;
+                Piped {
+                    value,
+                    records_at: None,
+                    ..input
+                }
+            }
             Outcome::Data { value, data, path } => {
-                let records = match (&data, path) {
-                    (Some(data), Some(path)) => match value::get_in(data, &path) {
-                        Some(Value::Array(items)) => Some(items.clone()),
-                        _ => None,
-                    },
-                    (Some(Value::Array(items)), None) => Some(items.clone()),
+                // Records are where the path points, or the data itself when it is an array.
+                let records_at = match (&data, path) {
+                    (Some(_), Some(path)) => Some(path),
+                    (Some(Value::Array(_)), None) => Some(Vec::new()),
                     _ => None,
                 };
                 Piped {
                     value,
                     data,
-                    records,
+                    records_at,
                 }
             }
             Outcome::Piped(piped) => piped,
         };
-        let too_big =
-            value::oversize(&next.value).or_else(|| next.data.as_ref().and_then(value::oversize));
+        // Data a command only passed along was checked when it was made.
+        let too_big = value::oversize(&next.value).or_else(|| {
+            next.data
+                .as_ref()
+                .filter(|_| data_changed)
+                .and_then(value::oversize)
+        });
         if let Some(why) = too_big {
             return Err(failure(&format!("the result has {why}; select less")));
         }
@@ -485,7 +495,7 @@ impl Interpreter {
                 ));
             };
             let items = value::as_items(&input.value);
-            let records = items.as_ref().and(input.records.as_deref());
+            let records = items.as_ref().and(input.records());
             let data = input
                 .data
                 .as_ref()

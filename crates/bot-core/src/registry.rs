@@ -27,8 +27,9 @@ pub struct Call<'a> {
     /// The matched route's captures: index 0 is the whole match, then each group (`None`
     /// when a group did not take part).
     pub captures: Vec<Option<String>>,
-    /// The previous stage's value as a collection, when it is one.
-    pub items: Option<Vec<Value>>,
+    /// The previous stage's value as a collection, when it is one (borrowed when it was
+    /// already an array).
+    pub items: Option<std::borrow::Cow<'a, [Value]>>,
     /// The previous stage's value as it was.
     pub raw: &'a Value,
     /// The data available to this stage: the previous stage's data, else the data of the

@@ -5,6 +5,8 @@
 //! their exact form between a command and the `util` tool. Text is a string, a collection is
 //! an array, a map is an object.
 
+use std::borrow::Cow;
+
 use yetibot_json_util::{Integer, Object, Value};
 
 /// The most rows a value may have.
@@ -19,8 +21,29 @@ pub struct Piped {
     pub value: Value,
     /// The structured data behind it, if a command produced any.
     pub data: Option<Value>,
-    /// The records paired with the rows of `value`, when `data` holds them.
-    pub records: Option<Vec<Value>>,
+    /// Where in `data` the array of records paired with the rows of `value` is (`Some(vec![])`
+    /// when the data itself is that array), if anywhere. The records are not copied out.
+    pub records_at: Option<Vec<PathStep>>,
+}
+
+impl Piped {
+    /// A state whose data is `records`, paired row for row with `value`.
+    #[must_use]
+    pub fn with_records(value: Value, records: Option<Vec<Value>>) -> Self {
+        let records_at = records.as_ref().map(|_| Vec::new());
+        Self {
+            value,
+            data: records.map(Value::Array),
+            records_at,
+        }
+    }
+
+    /// The records paired with the rows of the value, when the data has them.
+    #[must_use]
+    pub fn records(&self) -> Option<&[Value]> {
+        let path = self.records_at.as_deref()?;
+        get_in(self.data.as_ref()?, path)?.as_array()
+    }
 }
 
 impl Default for Piped {
@@ -29,7 +52,7 @@ impl Default for Piped {
         Self {
             value: Value::String(String::new()),
             data: None,
-            records: None,
+            records_at: None,
         }
     }
 }
@@ -166,18 +189,20 @@ pub fn map_lines(object: &Object) -> Vec<String> {
 }
 
 /// The previous value as the collection a command receives, if it is one: an array as it
-/// is, a map as its `key: value` lines, text with a line break as its lines. `None` for
-/// other text and scalars.
+/// is (borrowed, not copied), a map as its `key: value` lines, text with a line break as its
+/// lines. `None` for other text and scalars.
 #[must_use]
-pub fn as_items(value: &Value) -> Option<Vec<Value>> {
+pub fn as_items(value: &Value) -> Option<Cow<'_, [Value]>> {
     match value {
-        Value::Array(items) => Some(items.clone()),
-        Value::Object(object) => Some(map_lines(object).into_iter().map(Value::String).collect()),
-        Value::String(text) if text.contains('\n') => Some(
+        Value::Array(items) => Some(Cow::Borrowed(items)),
+        Value::Object(object) => Some(Cow::Owned(
+            map_lines(object).into_iter().map(Value::String).collect(),
+        )),
+        Value::String(text) if text.contains('\n') => Some(Cow::Owned(
             text.lines()
                 .map(|line| Value::String(line.to_owned()))
                 .collect(),
-        ),
+        )),
         _ => None,
     }
 }
@@ -248,15 +273,13 @@ mod tests {
 
     #[test]
     fn items_from_text_maps_and_arrays() {
+        let items = |json: &str| as_items(&parse(json)).map(Cow::into_owned);
         assert_eq!(
-            as_items(&parse(r#""a\nb""#)),
+            items(r#""a\nb""#),
             Some(vec![parse(r#""a""#), parse(r#""b""#)])
         );
-        assert_eq!(as_items(&parse(r#""a b""#)), None);
-        assert_eq!(
-            as_items(&parse(r#"{"k":"v"}"#)),
-            Some(vec![parse(r#""k: v""#)])
-        );
+        assert_eq!(items(r#""a b""#), None);
+        assert_eq!(items(r#"{"k":"v"}"#), Some(vec![parse(r#""k: v""#)]));
     }
 
     #[test]

@@ -551,7 +551,7 @@ fn raw(call: &Call<'_>) -> Outcome {
     let json = match (call.raw, &call.items) {
         (Value::Array(_) | Value::Object(_), _) => call.raw.to_json(),
         // Text with several lines is the collection of its lines.
-        (_, Some(items)) => Value::Array(items.clone()).to_json(),
+        (_, Some(items)) => Value::Array(items.to_vec()).to_json(),
         (_, None) => Value::String(call.args.to_owned()).to_json(),
     };
     Outcome::text(json)

@@ -41,18 +41,10 @@ impl Handler for Xargs {
 async fn xargs(call: Call<'_>) -> Outcome {
     let records = call.records;
     if call.args.trim().is_empty() {
-        // Without a command the input passes through, records and all.
-        return Outcome::Piped(Piped {
-            value: call.raw.clone(),
-            data: call.data.cloned(),
-            records: records.map(<[Value]>::to_vec),
-        });
+        // Without a command the input passes through, data and records as they were.
+        return Outcome::Value(call.raw.clone());
     }
-    let Some(items) = call
-        .items
-        .clone()
-        .or_else(|| records.map(<[Value]>::to_vec))
-    else {
+    let Some(items) = call.items.as_deref().or(records) else {
         return Outcome::error("Expected a collection");
     };
     if items.len() > MAX_XARGS_ITEMS {
@@ -61,36 +53,41 @@ async fn xargs(call: Call<'_>) -> Outcome {
             items.len()
         ));
     }
-    let runs = items.into_iter().enumerate().map(|(i, item)| {
-        let record = records.and_then(|r| r.get(i)).cloned();
-        let (line, input) = match item {
-            collection @ Value::Array(_) => (
-                call.args.to_owned(),
-                Piped {
-                    value: collection,
-                    data: record,
-                    records: None,
-                },
-            ),
-            scalar => {
-                let text = value::to_text(&scalar, " ");
-                let line = if call.args.contains("%s") {
-                    call.args.replace("%s", &text)
-                } else {
-                    format!("{} {text}", call.args)
-                };
-                (
-                    line,
+    // Collected first: each run is a future that has not started yet.
+    let runs: Vec<_> = items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let record = records.and_then(|r| r.get(i)).cloned();
+            let (line, input) = match item {
+                collection @ Value::Array(_) => (
+                    call.args.to_owned(),
                     Piped {
-                        value: Value::String(String::new()),
+                        value: collection.clone(),
                         data: record,
-                        records: None,
+                        records_at: None,
                     },
-                )
-            }
-        };
-        call.runner.run_stage(line, input)
-    });
+                ),
+                scalar => {
+                    let text = value::to_text(scalar, " ");
+                    let line = if call.args.contains("%s") {
+                        call.args.replace("%s", &text)
+                    } else {
+                        format!("{} {text}", call.args)
+                    };
+                    (
+                        line,
+                        Piped {
+                            value: Value::String(String::new()),
+                            data: record,
+                            records_at: None,
+                        },
+                    )
+                }
+            };
+            call.runner.run_stage(line, input)
+        })
+        .collect();
     let results: Vec<Result<Piped, String>> = futures_util::stream::iter(runs)
         .buffered(XARGS_PARALLELISM)
         .collect()
@@ -128,13 +125,17 @@ async fn repeat(call: Call<'_>) -> Outcome {
         .unwrap_or(MAX_REPEAT)
         .min(MAX_REPEAT);
     let line = call.group(2).to_owned();
-    let input = Piped {
-        value: call
-            .items
-            .clone()
-            .map_or_else(|| Value::String(String::new()), Value::Array),
-        data: call.data.cloned(),
-        records: call.records.map(<[Value]>::to_vec),
+    let value = call.items.as_deref().map_or_else(
+        || Value::String(String::new()),
+        |items| Value::Array(items.to_vec()),
+    );
+    let input = match call.records {
+        Some(records) => Piped::with_records(value, Some(records.to_vec())),
+        None => Piped {
+            value,
+            data: call.data.cloned(),
+            records_at: None,
+        },
     };
     let mut values = Vec::with_capacity(times);
     let mut datas = Vec::with_capacity(times);
