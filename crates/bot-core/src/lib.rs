@@ -4,6 +4,7 @@ mod commands;
 mod config;
 mod error;
 mod interpreter;
+mod natives;
 mod registry;
 mod render;
 mod store;
@@ -18,6 +19,7 @@ pub use config::{
 };
 pub use error::{Error, Result};
 pub use interpreter::{Caller, Interpreter, MAX_ALIAS_DEPTH, Reply, Runner, Settings};
+pub use natives::native_tools;
 pub use registry::{BoxFuture, Call, Category, CommandSpec, Handler, Plain, Registry, Route};
 pub use render::{MAX_IMAGE_MESSAGES, messages};
 pub use store::{

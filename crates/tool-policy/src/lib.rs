@@ -29,7 +29,7 @@ pub use github::{
     GITHUB_READ_TOOLS, GITHUB_SNAPSHOT_TOOLS, GITHUB_WRITE_TOOLS, is_reserved_github_tool,
 };
 pub use ledger::{Ledger, LedgerEntry, Outcome, Progress, ProgressCall};
-pub use native::{NativeKind, NativeTool, specified_native_tools};
+pub use native::{NativeKind, NativeTool};
 pub use preflight::{PreparedCall, Refusal, preflight};
 pub use tool_loop::{
     AccessState, Answer, BudgetGuidance, Execution, LoopFailure, LoopSettings, ModelTurn,

@@ -80,34 +80,6 @@ impl NativeTool {
     }
 }
 
-/// The native tools the specification names, with their kinds, in the order a request
-/// offers them: the registration the binary passes to [`ToolPolicy::from_config`] until
-/// `yetibot-bot-core` registers its own tools (then this list moves to the tests).
-///
-/// [`ToolPolicy::from_config`]: crate::ToolPolicy::from_config
-#[must_use]
-pub fn specified_native_tools() -> Vec<NativeTool> {
-    use NativeKind::{Computation, Context, PlatformAction, Service};
-    [
-        ("help", Context),
-        ("history", Context),
-        ("history_count", Context),
-        ("release_info", Context),
-        ("util", Computation),
-        ("meme", Service),
-        ("gi", Service),
-        ("clef", Service),
-        ("clairic", Service),
-        ("ai", Service),
-        ("cf", Service),
-        ("wise", Service),
-        ("react", PlatformAction(AdapterKind::Discord)),
-    ]
-    .into_iter()
-    .map(|(name, kind)| NativeTool::new(name, kind))
-    .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

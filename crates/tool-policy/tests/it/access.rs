@@ -4,7 +4,6 @@ use yetibot_tool_policy::{
     AdapterKind, Denial, Error, KnownNames, NativeKind, NativeServices, NativeTool, PolicyConfig,
     Provenance, ProviderModelsConfig, RequestContext, Selection, ServerRefConfig, ServerUse,
     ToolPolicy, ToolsetConfig, ToolsetKind, check_tool_calling, filter_listed,
-    specified_native_tools,
 };
 
 fn strings(list: &[&str]) -> Option<Vec<String>> {
@@ -25,7 +24,7 @@ fn legacy(natives: &[NativeTool]) -> ToolPolicy {
 }
 
 fn policy() -> ToolPolicy {
-    policy_with(&specified_native_tools())
+    policy_with(&crate::specified_native_tools())
 }
 
 /// Toolsets `search` (the default), `narrow` (explicit `help`, `meme`, `wise`) and `gh`
@@ -219,7 +218,7 @@ fn native_tools_by_kind_provenance_and_platform() {
         search.native_tools(&untrusted(), &services).is_empty(),
         "untrusted requests get none"
     );
-    let natives = specified_native_tools();
+    let natives = crate::specified_native_tools();
     let flat = legacy(&natives);
     let legacy = Selection::choose(&flat, None).expect("legacy");
     assert_eq!(
@@ -290,7 +289,7 @@ fn native_rules_follow_the_registered_kind() {
     );
 
     // GitHub toolsets get the context tools and nothing else.
-    let policy = policy_with(&[natives.as_slice(), &specified_native_tools()].concat());
+    let policy = policy_with(&[natives.as_slice(), &crate::specified_native_tools()].concat());
     let gh = Selection::choose(&policy, Some("gh")).expect("gh");
     let github = trusted(AdapterKind::Slack, "U1");
     assert_eq!(
@@ -339,7 +338,7 @@ fn native_tool_lists_are_checked_against_the_registration() {
         ["toolsets[0].native-tools[1]: is not a native tool name"]
     );
     assert_eq!(
-        problems(&specified_native_tools()),
+        problems(&crate::specified_native_tools()),
         ["toolsets[0].native-tools[0]: is not a native tool name"]
     );
     assert!(problems(&[notes, NativeTool::new("help", NativeKind::Context)]).is_empty());

@@ -7,7 +7,7 @@ use yetibot_tool_policy::{
     AccessState, Arguments, BudgetGuidance, CallBudget, Catalog, Conversation, Execution,
     KnownNames, LoopFailure, LoopSettings, ModelResponse, ModelTurn, PolicyConfig, Progress,
     Provenance, RequestContext, Selection, ToolCall, ToolDefinition, ToolExecutor, ToolId,
-    ToolPolicy, specified_native_tools,
+    ToolPolicy,
 };
 
 /// The model's error in tests.
@@ -173,7 +173,7 @@ pub(crate) fn answer(text: &str) -> Turn {
 
 /// The legacy flat scope (no toolsets) with the specification's native tools registered.
 pub(crate) fn legacy_policy() -> ToolPolicy {
-    let natives = specified_native_tools();
+    let natives = crate::specified_native_tools();
     let known = KnownNames {
         native_tools: &natives,
         ..KnownNames::default()

@@ -7,7 +7,7 @@ use yetibot_redaction::Secrets;
 use yetibot_tool_policy::trace::{MAX_TRACE_BYTES, MAX_TRACE_ROWS, MAX_VIEW_BYTES, Reason};
 use yetibot_tool_policy::{
     Execution, KnownNames, Message, Outcome, PolicyConfig, Provenance, ProviderModelsConfig,
-    Selection, ServerRefConfig, ToolId, ToolPolicy, ToolsetConfig, specified_native_tools,
+    Selection, ServerRefConfig, ToolId, ToolPolicy, ToolsetConfig,
 };
 
 use crate::scripted::{ScriptedExecutor, Turn, answer, call, calls, request, run_loop, run_scoped};
@@ -613,7 +613,7 @@ fn search_policy(restricted: bool) -> ToolPolicy {
         }]);
     }
     let toolsets = [toolset];
-    let natives = specified_native_tools();
+    let natives = crate::specified_native_tools();
     let known = KnownNames {
         servers: vec![("web", None)],
         providers: vec!["local"],

@@ -10,9 +10,7 @@ use yetibot_bot_core::{
 };
 use yetibot_mcp_host::{ServerConfig, ServerSet};
 use yetibot_redaction::Secrets;
-use yetibot_tool_policy::{
-    KnownNames, PolicyConfig, ToolPolicy, ToolsetConfig, ToolsetKind, specified_native_tools,
-};
+use yetibot_tool_policy::{KnownNames, PolicyConfig, ToolPolicy, ToolsetConfig, ToolsetKind};
 
 use super::{Config, Problem, Source};
 
@@ -88,7 +86,7 @@ pub(super) fn validate(
     // Toolsets refer to servers and providers by name; compare against what was written
     // so that one invalid server does not also flag every reference to it. The native
     // tools are the specification's set until the command layer registers its own.
-    let natives = specified_native_tools();
+    let natives = yetibot_bot_core::native_tools();
     let known = KnownNames {
         servers: ai
             .mcp
