@@ -51,8 +51,9 @@ pub const MAX_INPUT_BYTES: usize = 12_288;
 /// Most UTF-8 bytes of a whole serialized reply, success or failure.
 pub const MAX_REPLY_BYTES: usize = 12_288;
 
-/// Most characters (Unicode scalar values) of the whole arguments text.
-pub const MAX_ARGUMENT_CHARS: usize = 16_384;
+/// The host's cap on one tool call's argument text, in characters: the shared limit of
+/// `yetibot-conversation`, so every crate refuses the same calls.
+pub use yetibot_conversation::MAX_ARGUMENT_CHARS;
 
 /// Most characters of one numeric token, in input and in results.
 pub const MAX_NUMBER_CHARS: usize = 200;
