@@ -93,6 +93,15 @@ pub enum Category {
 }
 
 impl Category {
+    /// Every category.
+    pub const ALL: &'static [Self] = &[
+        Self::Util,
+        Self::Collection,
+        Self::Info,
+        Self::Ai,
+        Self::Admin,
+    ];
+
     /// The category's name.
     #[must_use]
     pub fn name(self) -> &'static str {

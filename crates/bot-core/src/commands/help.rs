@@ -22,7 +22,11 @@ pub(crate) fn commands() -> Vec<CommandSpec> {
                 "help page <n> # page <n> of the command list",
                 Help::Page,
             )
-            .route(None, "help <command> # how to use <command>", Help::Topic),
+            .route(
+                None,
+                "help <command or category> # how to use <command>, or the commands of <category>",
+                Help::Topic,
+            ),
     ]
 }
 
@@ -91,6 +95,17 @@ async fn topic(call: &Call<'_>) -> Outcome {
         }
         Ok(None) => {}
         Err(error) => return Outcome::error(error.to_string()),
+    }
+    // A category is a topic too: the commands in it.
+    if let Some(category) = Category::ALL.iter().find(|c| c.name() == word) {
+        let names: Vec<Value> = call
+            .runner
+            .registry()
+            .iter()
+            .filter(|spec| spec.categories.contains(category))
+            .map(|spec| Value::String(spec.name.clone()))
+            .collect();
+        return Outcome::Value(Value::Array(names));
     }
     let mut names: Vec<String> = call
         .runner
