@@ -116,6 +116,29 @@ struct Scope<'a> {
     stage: (usize, usize),
 }
 
+impl<'a> Scope<'a> {
+    /// A line the caller typed themselves.
+    fn typed(caller: &'a Caller) -> Self {
+        Self {
+            caller,
+            generated: false,
+            aliases: Vec::new(),
+            contextual: None,
+            stage: (0, 1),
+        }
+    }
+}
+
+impl From<Piped> for Reply {
+    fn from(piped: Piped) -> Self {
+        Self {
+            value: piped.value,
+            data: piped.data,
+            error: None,
+        }
+    }
+}
+
 /// What a command handler can ask of the interpreter.
 #[derive(Clone, Copy)]
 pub struct Runner<'a> {
@@ -296,19 +319,9 @@ impl Interpreter {
         }
         let mut replies = Vec::new();
         for expr in self.embedded_commands(text).await {
-            let scope = Scope {
-                caller,
-                generated: false,
-                aliases: Vec::new(),
-                contextual: None,
-                stage: (0, 1),
-            };
+            let scope = Scope::typed(caller);
             if let Ok(piped) = self.eval(&expr, &scope).await {
-                replies.push(Reply {
-                    value: piped.value,
-                    data: piped.data,
-                    error: None,
-                });
+                replies.push(Reply::from(piped));
             }
         }
         replies
@@ -321,19 +334,9 @@ impl Interpreter {
             Ok(expr) => expr,
             Err(error) => return Reply::failed(parse_failure(&error)),
         };
-        let scope = Scope {
-            caller,
-            generated: false,
-            aliases: Vec::new(),
-            contextual: None,
-            stage: (0, 1),
-        };
+        let scope = Scope::typed(caller);
         match self.eval(&expr, &scope).await {
-            Ok(piped) => Reply {
-                value: piped.value,
-                data: piped.data,
-                error: None,
-            },
+            Ok(piped) => Reply::from(piped),
             Err(error) => Reply::failed(error),
         }
     }
