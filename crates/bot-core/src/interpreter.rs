@@ -3,6 +3,7 @@
 //! each stage to a command, an alias or help, and stopping at the first error.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use yetibot_conversation::AdapterKind;
@@ -15,6 +16,16 @@ use crate::value::{self, Outcome, Piped};
 
 /// How deeply aliases may expand into one another.
 pub const MAX_ALIAS_DEPTH: usize = 8;
+/// How many commands one line may run in all, through pipes, sub-expressions, aliases,
+/// `xargs` and `repeat` together.
+pub const MAX_COMMAND_RUNS: usize = 1_000;
+/// How deeply commands may run inside other commands (sub-expressions, alias bodies,
+/// `xargs` and `repeat` runs, in any mix).
+pub const MAX_NESTED_RUNS: usize = 32;
+/// How many embedded backtick commands one chat message may run.
+pub const MAX_EMBEDDED_COMMANDS: usize = 5;
+/// How much of a stage's text an error message quotes, in characters.
+const QUOTED_STAGE_CHARS: usize = 200;
 
 /// Who is running a command, as the platform reported them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,27 +116,88 @@ impl std::fmt::Debug for Interpreter {
 }
 
 /// Where an evaluation stands: who asked, whether the command was generated rather than
-/// typed, which aliases are expanding, and the data a sub-expression may see.
+/// typed, which aliases are expanding, the data a sub-expression may see, how deeply runs
+/// are nested, and the budget of runs the whole line shares.
 #[derive(Debug, Clone)]
 struct Scope<'a> {
     caller: &'a Caller,
     generated: bool,
     aliases: Vec<String>,
-    contextual: Option<Value>,
+    contextual: Option<&'a Value>,
     /// The position of the stage being run and the number of stages around it.
     stage: (usize, usize),
+    depth: usize,
+    budget: &'a Budget,
+}
+
+/// The commands a line may still run.
+#[derive(Debug)]
+struct Budget {
+    left: AtomicUsize,
+}
+
+impl Budget {
+    fn new() -> Self {
+        Self {
+            left: AtomicUsize::new(MAX_COMMAND_RUNS),
+        }
+    }
+
+    /// Takes one run from the budget; `false` when none is left.
+    fn spend(&self) -> bool {
+        self.left
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+            .is_ok()
+    }
+}
+
+/// A future that is ready the second time it is polled, after asking to be polled again:
+/// long runs of commands give other tasks a turn.
+pub(crate) async fn yield_now() {
+    let mut yielded = false;
+    std::future::poll_fn(|cx| {
+        if yielded {
+            std::task::Poll::Ready(())
+        } else {
+            yielded = true;
+            cx.waker().wake_by_ref();
+            std::task::Poll::Pending
+        }
+    })
+    .await;
 }
 
 impl<'a> Scope<'a> {
     /// A line the caller typed themselves.
-    fn typed(caller: &'a Caller) -> Self {
+    fn typed(caller: &'a Caller, budget: &'a Budget) -> Self {
         Self {
             caller,
             generated: false,
             aliases: Vec::new(),
             contextual: None,
             stage: (0, 1),
+            depth: 0,
+            budget,
         }
+    }
+
+    /// A run nested in this one (a sub-expression, an alias body, an `xargs` or `repeat`
+    /// run): generated, one level deeper, seeing `contextual` data.
+    fn nested(&self, contextual: Option<&'a Value>) -> Result<Self, String> {
+        if self.depth >= MAX_NESTED_RUNS {
+            return Err(format!(
+                "💥 commands run inside other commands more than {MAX_NESTED_RUNS} deep 💥"
+            ));
+        }
+        Ok(Self {
+            caller: self.caller,
+            generated: true,
+            aliases: self.aliases.clone(),
+            contextual,
+            stage: (0, 1),
+            depth: self.depth + 1,
+            budget: self.budget,
+        })
     }
 }
 
@@ -215,12 +287,12 @@ impl<'a> Runner<'a> {
     /// formatted error.
     pub fn run_stage(&self, line: String, input: Piped) -> BoxFuture<'a, Result<Piped, String>> {
         let interpreter = self.interpreter;
-        let scope = Scope {
-            generated: true,
-            stage: (0, 1),
-            ..self.scope.clone()
-        };
-        Box::pin(async move { interpreter.stage_line(&line, &line, input, &scope).await })
+        let scope = self.scope.nested(self.scope.contextual);
+        Box::pin(async move {
+            let scope = scope?;
+            yield_now().await;
+            interpreter.stage_line(&line, &line, input, &scope).await
+        })
     }
 
     /// Parses and runs a whole expression as a generated command whose first stage sees
@@ -228,16 +300,12 @@ impl<'a> Runner<'a> {
     pub fn run_expression(
         &self,
         line: String,
-        data: Option<Value>,
+        data: Option<&'a Value>,
     ) -> BoxFuture<'a, Result<Piped, String>> {
         let interpreter = self.interpreter;
-        let scope = Scope {
-            generated: true,
-            contextual: data,
-            stage: (0, 1),
-            ..self.scope.clone()
-        };
+        let scope = self.scope.nested(data);
         Box::pin(async move {
+            let scope = scope?;
             let expr = syntax::parse(&line).map_err(|e| parse_failure(&e))?;
             interpreter.eval(&expr, &scope).await
         })
@@ -300,14 +368,14 @@ impl Interpreter {
             if expression.trim().is_empty() {
                 return vec![
                     match self.recent.last_command_of(&caller.room, &caller.user_id) {
-                        Some(previous) => self.run(caller, &previous).await,
+                        Some(previous) => self.run_expression(caller, &previous).await,
                         None => Reply::failed(
                             "You have not run a command in this channel yet".to_owned(),
                         ),
                     },
                 ];
             }
-            let reply = self.run(caller, expression).await;
+            let reply = self.run_expression(caller, expression).await;
             // Remembered after it ran, so that `that cmd` names the command before it.
             self.recent
                 .command(&caller.room, &caller.user_id, expression);
@@ -318,8 +386,19 @@ impl Interpreter {
             return Vec::new();
         }
         let mut replies = Vec::new();
-        for expr in self.embedded_commands(text).await {
-            let scope = Scope::typed(caller);
+        for expr in self
+            .embedded_commands(text)
+            .await
+            .into_iter()
+            .take(MAX_EMBEDDED_COMMANDS)
+        {
+            // Quoted in prose, a command is not one the caller asked to run with their
+            // authority: embedded commands run as generated ones.
+            let budget = Budget::new();
+            let scope = Scope {
+                generated: true,
+                ..Scope::typed(caller, &budget)
+            };
             if let Ok(piped) = self.eval(&expr, &scope).await {
                 replies.push(Reply::from(piped));
             }
@@ -327,14 +406,21 @@ impl Interpreter {
         replies
     }
 
-    /// Runs one expression as the caller typed it (the prefix is optional).
+    /// Runs one expression as the caller typed it; the prefix is optional (it is removed
+    /// once, when present).
     pub async fn run(&self, caller: &Caller, line: &str) -> Reply {
         let line = line.strip_prefix(self.prefix.as_str()).unwrap_or(line);
+        self.run_expression(caller, line).await
+    }
+
+    /// Runs one expression, which has no prefix.
+    async fn run_expression(&self, caller: &Caller, line: &str) -> Reply {
         let expr = match syntax::parse(line) {
             Ok(expr) => expr,
             Err(error) => return Reply::failed(parse_failure(&error)),
         };
-        let scope = Scope::typed(caller);
+        let budget = Budget::new();
+        let scope = Scope::typed(caller, &budget);
         match self.eval(&expr, &scope).await {
             Ok(piped) => Reply::from(piped),
             Err(error) => Reply::failed(error),
@@ -390,25 +476,28 @@ impl Interpreter {
                     match part {
                         Part::Text(text) => typed.push_str(text),
                         Part::Sub(sub) => {
-                            let inner = Scope {
-                                caller: scope.caller,
-                                generated: true,
-                                aliases: scope.aliases.clone(),
-                                contextual: piped.data.clone().or_else(|| scope.contextual.clone()),
-                                stage: (0, 1),
-                            };
+                            let inner = scope.nested(piped.data.as_ref().or(scope.contextual))?;
                             match self.eval(&sub.expr, &inner).await {
                                 Ok(result) => typed.push_str(&value::to_text(&result.value, " ")),
                                 Err(error) => typed.push_str(&error),
                             }
                         }
                     }
+                    if typed.len() > value::MAX_VALUE_BYTES {
+                        return Err(failure_line(&typed, "the command grows past 1 MiB of text"));
+                    }
                 }
+                let line =
+                    piped_line(&typed, &piped.value).map_err(|why| failure_line(&typed, why))?;
+                // A command word that was not typed (it came from a sub-expression or the
+                // piped text) runs with no more authority than a generated command.
+                let typed_word = stage.first_word();
+                let line_word = line.split_whitespace().next();
                 let stage_scope = Scope {
                     stage: (index, count),
+                    generated: scope.generated || typed_word.is_none() || typed_word != line_word,
                     ..scope.clone()
                 };
-                let line = piped_line(&typed, &piped.value);
                 piped = self.stage_line(&typed, &line, piped, &stage_scope).await?;
             }
             Ok(piped)
@@ -424,7 +513,7 @@ impl Interpreter {
         input: Piped,
         scope: &Scope<'_>,
     ) -> Result<Piped, String> {
-        let failure = |message: &str| format!("💥 Error in `{typed}`: {message} 💥");
+        let failure = |message: &str| failure_line(typed, message);
         let outcome = self.dispatch(line, &input, scope).await;
         let mut data_changed = true;
         let next = match outcome {
@@ -483,6 +572,11 @@ impl Interpreter {
         if word.is_empty() {
             return Outcome::error("there is no command to run");
         }
+        if !scope.budget.spend() {
+            return Outcome::error(format!(
+                "this line runs more than {MAX_COMMAND_RUNS} commands; ask for less at once"
+            ));
+        }
         if let Some(spec) = self.registry.get(word) {
             if self.is_disabled(&scope.caller.room, &spec.categories) {
                 return Outcome::error(format!("{word} commands are disabled in this channel"));
@@ -498,11 +592,14 @@ impl Interpreter {
                 ));
             };
             let items = value::as_items(&input.value);
-            let records = items.as_ref().and(input.records());
+            // Records are only ever handed over when they pair with the rows one for one.
+            let records = input
+                .records()
+                .filter(|records| items.as_ref().is_some_and(|i| i.len() == records.len()));
             let data = input
                 .data
                 .as_ref()
-                .or(scope.contextual.as_ref())
+                .or(scope.contextual)
                 .or(match &input.value {
                     Value::String(text) if text.is_empty() => None,
                     other => Some(other),
@@ -558,20 +655,22 @@ impl Interpreter {
         if scope.aliases.len() >= MAX_ALIAS_DEPTH {
             return Outcome::error(format!("aliases expand more than {MAX_ALIAS_DEPTH} deep"));
         }
-        let body = expand_alias(&alias.expression, args);
+        let Some(body) = expand_alias(&alias.expression, args) else {
+            return Outcome::error(format!(
+                "alias {} expands past {} bytes",
+                alias.name,
+                syntax::MAX_LINE_BYTES
+            ));
+        };
         let expr = match syntax::parse(&body) {
             Ok(expr) => expr,
             Err(error) => return Outcome::error(format!("alias {}: {error}", alias.name)),
         };
-        let mut aliases = scope.aliases.clone();
-        aliases.push(alias.name.clone());
-        let inner = Scope {
-            caller: scope.caller,
-            generated: true,
-            aliases,
-            contextual: input.data.clone().or_else(|| scope.contextual.clone()),
-            stage: (0, 1),
+        let mut inner = match scope.nested(input.data.as_ref().or(scope.contextual)) {
+            Ok(inner) => inner,
+            Err(error) => return Outcome::Failed(error),
         };
+        inner.aliases.push(alias.name.clone());
         match self.eval(&expr, &inner).await {
             Ok(piped) => Outcome::Piped(piped),
             // The body's own error line already says where it failed.
@@ -586,37 +685,60 @@ fn parse_failure(error: &syntax::ParseError) -> String {
 }
 
 /// The command line of a stage: the piped text substituted for every `%s` or appended after
-/// a space; unchanged when the previous value is a collection or empty text.
-fn piped_line(typed: &str, previous: &Value) -> String {
+/// a space; unchanged when the previous value is a collection or empty text. Refused, before
+/// anything is built, when the line would grow past the largest value.
+fn piped_line(typed: &str, previous: &Value) -> Result<String, &'static str> {
     if value::as_items(previous).is_some() {
-        return typed.to_owned();
+        return Ok(typed.to_owned());
     }
     let text = match previous {
-        Value::String(text) => text.clone(),
-        other => value::to_text(other, " "),
+        Value::String(text) => std::borrow::Cow::Borrowed(text.as_str()),
+        other => std::borrow::Cow::Owned(value::to_text(other, " ")),
     };
     if text.is_empty() {
-        typed.to_owned()
-    } else if typed.contains("%s") {
+        return Ok(typed.to_owned());
+    }
+    let copies = typed.matches("%s").count().max(1);
+    if typed
+        .len()
+        .saturating_add(copies.saturating_mul(text.len()))
+        > value::MAX_VALUE_BYTES
+    {
+        return Err("the piped text would make the command longer than 1 MiB");
+    }
+    Ok(if typed.contains("%s") {
         typed.replace("%s", &text)
     } else {
         format!("{typed} {text}")
-    }
+    })
+}
+
+/// The error line for a stage, quoting at most the first 200 characters of it.
+fn failure_line(typed: &str, message: &str) -> String {
+    let quoted: String = typed.chars().take(QUOTED_STAGE_CHARS).collect();
+    let cut = if quoted.len() < typed.len() {
+        "…"
+    } else {
+        ""
+    };
+    format!("💥 Error in `{quoted}{cut}`: {message} 💥")
 }
 
 /// An alias body with its arguments in place: `$s` is all of them and `$1`..`$n` each one
 /// (arguments split on single spaces; missing ones are empty); with neither placeholder the
-/// arguments are appended. With no arguments at all only `$s` is removed.
-fn expand_alias(body: &str, args: &str) -> String {
+/// arguments are appended. With no arguments at all only `$s` is removed. `None` when the
+/// result would be longer than a line may be (so nothing that large is ever built).
+fn expand_alias(body: &str, args: &str) -> Option<String> {
+    let limit = syntax::MAX_LINE_BYTES;
     let has_positional = positional_numbers(body).next().is_some();
     if args.is_empty() {
-        return body.replace("$s", "");
+        return Some(body.replace("$s", ""));
     }
     if !body.contains("$s") && !has_positional {
-        return format!("{body} {args}");
+        return (body.len() + 1 + args.len() <= limit).then(|| format!("{body} {args}"));
     }
     let words: Vec<&str> = args.split(' ').collect();
-    let mut out = String::with_capacity(body.len() + args.len());
+    let mut out = String::with_capacity(body.len().min(limit));
     let mut rest = body;
     while let Some(at) = rest.find('$') {
         out.push_str(&rest[..at]);
@@ -624,22 +746,25 @@ fn expand_alias(body: &str, args: &str) -> String {
         if let Some(tail) = after.strip_prefix('s') {
             out.push_str(args);
             rest = tail;
-            continue;
+        } else {
+            let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+            match after[..digits].parse::<usize>() {
+                Ok(n) if n >= 1 => {
+                    out.push_str(words.get(n - 1).copied().unwrap_or_default());
+                    rest = &after[digits..];
+                }
+                _ => {
+                    out.push('$');
+                    rest = after;
+                }
+            }
         }
-        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
-        match after[..digits].parse::<usize>() {
-            Ok(n) if n >= 1 => {
-                out.push_str(words.get(n - 1).copied().unwrap_or_default());
-                rest = &after[digits..];
-            }
-            _ => {
-                out.push('$');
-                rest = after;
-            }
+        if out.len() > limit {
+            return None;
         }
     }
     out.push_str(rest);
-    out
+    (out.len() <= limit).then_some(out)
 }
 
 /// The `$n` placeholders of a body.
@@ -658,25 +783,43 @@ mod tests {
     #[test]
     fn piped_text_is_substituted_or_appended() {
         let text = |s: &str| Value::String(s.to_owned());
-        assert_eq!(piped_line("echo 2", &text("1")), "echo 2 1");
-        assert_eq!(piped_line("echo %sbar%s", &text("foo")), "echo foobarfoo");
-        assert_eq!(piped_line("echo 2", &text("")), "echo 2");
-        assert_eq!(piped_line("echo 2", &text("a\nb")), "echo 2");
-        assert_eq!(
-            piped_line("echo %s", &Value::Array(vec![text("a")])),
-            "echo %s"
-        );
+        let line = |typed: &str, previous: &Value| piped_line(typed, previous).expect("fits");
+        assert_eq!(line("echo 2", &text("1")), "echo 2 1");
+        assert_eq!(line("echo %sbar%s", &text("foo")), "echo foobarfoo");
+        assert_eq!(line("echo 2", &text("")), "echo 2");
+        assert_eq!(line("echo 2", &text("a\nb")), "echo 2");
+        assert_eq!(line("echo %s", &Value::Array(vec![text("a")])), "echo %s");
+        // A line that would grow past 1 MiB is refused before it is built.
+        let big = text(&"y".repeat(1 << 16));
+        assert!(piped_line(&"%s".repeat(20), &big).is_err());
     }
 
     #[test]
     fn alias_placeholders() {
-        assert_eq!(expand_alias("echo $s!", "a b"), "echo a b!");
-        assert_eq!(expand_alias("echo $2 $1 $3.", "a b"), "echo b a .");
-        assert_eq!(expand_alias("echo hi", "a b"), "echo hi a b");
-        assert_eq!(expand_alias("echo $s $1", ""), "echo  $1");
-        assert_eq!(expand_alias("echo $1", "a b c"), "echo a");
-        assert_eq!(expand_alias("echo %s $1", "x"), "echo %s x");
-        assert_eq!(expand_alias("price $10", "a"), "price ");
-        assert_eq!(expand_alias("cost $ $x", "a"), "cost $ $x a");
+        assert_eq!(
+            expand_alias("echo $s!", "a b").as_deref(),
+            Some("echo a b!")
+        );
+        assert_eq!(
+            expand_alias("echo $2 $1 $3.", "a b").as_deref(),
+            Some("echo b a .")
+        );
+        assert_eq!(
+            expand_alias("echo hi", "a b").as_deref(),
+            Some("echo hi a b")
+        );
+        assert_eq!(expand_alias("echo $s $1", "").as_deref(), Some("echo  $1"));
+        assert_eq!(expand_alias("echo $1", "a b c").as_deref(), Some("echo a"));
+        assert_eq!(
+            expand_alias("echo %s $1", "x").as_deref(),
+            Some("echo %s x")
+        );
+        assert_eq!(expand_alias("price $10", "a").as_deref(), Some("price "));
+        assert_eq!(
+            expand_alias("cost $ $x", "a").as_deref(),
+            Some("cost $ $x a")
+        );
+        // A body that would expand past a line's length is refused, not built.
+        assert_eq!(expand_alias(&"$s".repeat(8000), &"y".repeat(100)), None);
     }
 }

@@ -18,12 +18,15 @@ pub use config::{
     XaiConfig, admin_users, command_settings, local_caller,
 };
 pub use error::{Error, Result};
-pub use interpreter::{Caller, Interpreter, MAX_ALIAS_DEPTH, Reply, Runner, Settings};
+pub use interpreter::{
+    Caller, Interpreter, MAX_ALIAS_DEPTH, MAX_COMMAND_RUNS, MAX_EMBEDDED_COMMANDS, MAX_NESTED_RUNS,
+    Reply, Runner, Settings,
+};
 pub use natives::native_tools;
 pub use registry::{BoxFuture, Call, Category, CommandSpec, Handler, Plain, Registry, Route};
 pub use render::{MAX_IMAGE_MESSAGES, messages};
 pub use store::{
-    Alias, AliasStore, MAX_MEMORY_ALIASES, MAX_REMEMBERED_CHANNELS, MAX_REMEMBERED_USERS,
-    MemoryAliases, Recent, StoreError,
+    Alias, AliasStore, MAX_MEMORY_ALIASES, MAX_REMEMBERED_BYTES, MAX_REMEMBERED_CHANNELS,
+    MAX_REMEMBERED_USERS, MemoryAliases, Recent, StoreError,
 };
 pub use value::{MAX_ROWS, MAX_VALUE_BYTES, Outcome, PathStep, Piped};

@@ -95,6 +95,8 @@ impl AliasStore for MemoryAliases {
 
 /// The most channels [`Recent`] remembers; the least recently used is forgotten first.
 pub const MAX_REMEMBERED_CHANNELS: usize = 1024;
+/// The longest line or command [`Recent`] keeps, in bytes (a command's longest line).
+pub const MAX_REMEMBERED_BYTES: usize = crate::syntax::MAX_LINE_BYTES;
 /// The most users per channel whose last command [`Recent`] remembers.
 pub const MAX_REMEMBERED_USERS: usize = 256;
 
@@ -125,13 +127,21 @@ impl Recent {
         Self::default()
     }
 
-    /// Remembers a chat line that was not a command.
+    /// Remembers a chat line that was not a command, cut to [`MAX_REMEMBERED_BYTES`].
     pub fn line(&self, channel: &str, text: &str) {
-        self.update(channel, |c, _| c.last_line = Some(text.to_owned()));
+        let mut end = text.len().min(MAX_REMEMBERED_BYTES);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.update(channel, |c, _| c.last_line = Some(text[..end].to_owned()));
     }
 
-    /// Remembers a command `user` ran (without its prefix).
+    /// Remembers a command `user` ran (without its prefix). One longer than a command may
+    /// be ([`MAX_REMEMBERED_BYTES`]) is not remembered: it could never run again.
     pub fn command(&self, channel: &str, user: &str, expression: &str) {
+        if expression.len() > MAX_REMEMBERED_BYTES {
+            return;
+        }
         self.update(channel, |c, tick| {
             c.last_command = Some(expression.to_owned());
             if c.by_user.len() >= MAX_REMEMBERED_USERS

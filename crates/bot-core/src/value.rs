@@ -199,12 +199,24 @@ pub fn as_items(value: &Value) -> Option<Cow<'_, [Value]>> {
             map_lines(object).into_iter().map(Value::String).collect(),
         )),
         Value::String(text) if text.contains('\n') => Some(Cow::Owned(
-            text.lines()
+            lines(text)
                 .map(|line| Value::String(line.to_owned()))
                 .collect(),
         )),
         _ => None,
     }
+}
+
+/// The lines of `text` as upstream splits them (the JVM's `split("\n")`): a `\r` stays with
+/// its line, and trailing empty lines are dropped (`"a\n\n"` is one line, `"\n"` none).
+fn lines(text: &str) -> impl Iterator<Item = &str> {
+    let kept = text.trim_end_matches('\n');
+    let parts = if kept.is_empty() {
+        None
+    } else {
+        Some(kept.split('\n'))
+    };
+    parts.into_iter().flatten()
 }
 
 /// A count as a JSON integer.
@@ -279,6 +291,13 @@ mod tests {
             Some(vec![parse(r#""a""#), parse(r#""b""#)])
         );
         assert_eq!(items(r#""a b""#), None);
+        // Split as upstream does: trailing empty lines go, a carriage return stays.
+        assert_eq!(items(r#""a\n\n""#), Some(vec![parse(r#""a""#)]));
+        assert_eq!(items(r#""\n""#), Some(vec![]));
+        assert_eq!(
+            items(r#""a\r\n\nb""#),
+            Some(vec![parse(r#""a\r""#), parse(r#""""#), parse(r#""b""#)])
+        );
         assert_eq!(items(r#"{"k":"v"}"#), Some(vec![parse(r#""k: v""#)]));
     }
 

@@ -421,19 +421,23 @@ fn sum(call: &Call<'_>) -> Outcome {
 fn join(call: &Call<'_>) -> Outcome {
     // The separator is the raw rest of the line, spaces included.
     let separator = call.group(0);
-    with_rows(call, |rows| Outcome::text(joined(rows.items, separator)))
+    with_rows(call, |rows| {
+        joined(rows.items, separator).map_or_else(|e| e, Outcome::text)
+    })
 }
 
 fn unwords(call: &Call<'_>) -> Outcome {
     match call.items.as_deref() {
-        Some(items) => Outcome::text(joined(items, " ")),
+        Some(items) => joined(items, " ").map_or_else(|e| e, Outcome::text),
         // Text passes through as it is.
         None => Outcome::text(call.args),
     }
 }
 
 fn unletters(call: &Call<'_>) -> Outcome {
-    with_rows(call, |rows| Outcome::text(joined(rows.items, "")))
+    with_rows(call, |rows| {
+        joined(rows.items, "").map_or_else(|e| e, Outcome::text)
+    })
 }
 
 fn list(call: &Call<'_>) -> Outcome {
@@ -838,15 +842,21 @@ fn strings<'t>(parts: impl IntoIterator<Item = &'t str>) -> Outcome {
 }
 
 /// The items' texts joined by `separator`.
-fn joined(items: &[Value], separator: &str) -> String {
+/// Refused when the result would pass the largest value, before more is built.
+fn joined(items: &[Value], separator: &str) -> Result<String, Outcome> {
     let mut out = String::new();
     for (index, item) in items.iter().enumerate() {
         if index > 0 {
             out.push_str(separator);
         }
         out.push_str(&text_of(item));
+        if out.len() > crate::value::MAX_VALUE_BYTES {
+            return Err(Outcome::error(
+                "the joined text would pass 1 MiB; join fewer items",
+            ));
+        }
     }
-    out
+    Ok(out)
 }
 
 /// An item as text: a string as it is, anything else as it is shown (nested items joined by
@@ -899,7 +909,7 @@ fn count_of(digits: &str) -> usize {
 
 /// A user's regular expression, bounded in size, or an error saying why it cannot be used.
 fn compile(pattern: &str, case_insensitive: bool) -> Result<Regex, Outcome> {
-    RegexBuilder::new(pattern)
+    RegexBuilder::new(&ascii_classes(pattern))
         .case_insensitive(case_insensitive)
         .size_limit(PATTERN_SIZE_LIMIT)
         .build()
@@ -919,6 +929,67 @@ fn compile(pattern: &str, case_insensitive: bool) -> Result<Regex, Outcome> {
                 quoted(pattern)
             ))
         })
+}
+
+/// A user's pattern with the shorthand classes `\w \d \s \b` (and their negations) made
+/// ASCII-only, as they are on the JVM whose patterns users write: the `regex` crate's are
+/// Unicode-wide (and `\w{30}` then compiles too large). Inside `[...]` the positive classes
+/// become their ASCII ranges; a negated one there stays as it is.
+fn ascii_classes(pattern: &str) -> String {
+    let mut out = String::with_capacity(pattern.len() + 16);
+    let mut chars = pattern.chars();
+    let mut in_class = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                let Some(next) = chars.next() else {
+                    out.push('\\');
+                    break;
+                };
+                match (in_class, next) {
+                    (false, 'w' | 'W' | 'd' | 'D' | 's' | 'S' | 'b' | 'B') => {
+                        out.push_str("(?-u:\\");
+                        out.push(next);
+                        out.push(')');
+                    }
+                    (true, 'w') => out.push_str("0-9A-Za-z_"),
+                    (true, 'd') => out.push_str("0-9"),
+                    (true, 's') => out.push_str(" \\t\\n\\x0B\\f\\r"),
+                    _ => {
+                        out.push('\\');
+                        out.push(next);
+                    }
+                }
+            }
+            '[' if !in_class => {
+                in_class = true;
+                out.push(c);
+                // A `]` right after `[` or `[^` is a member, not the end.
+                let mut lookahead = chars.clone();
+                match lookahead.next() {
+                    Some('^') => {
+                        out.push('^');
+                        chars.next();
+                        if chars.clone().next() == Some(']') {
+                            out.push(']');
+                            chars.next();
+                        }
+                    }
+                    Some(']') => {
+                        out.push(']');
+                        chars.next();
+                    }
+                    _ => {}
+                }
+            }
+            ']' if in_class => {
+                in_class = false;
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 /// The interpreter's randomness as a [`RandomSource`], for `yetibot-json-util`'s draws.

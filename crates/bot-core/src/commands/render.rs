@@ -26,10 +26,17 @@ fn render(call: &Call<'_>) -> Outcome {
         (None, Some(record)) => vec![record],
         (None, None) => return Outcome::error("there is no data to render"),
     };
-    let lines: Vec<Value> = records
-        .iter()
-        .map(|record| Value::String(fill(template, record)))
-        .collect();
+    // The output is bounded as it is built: a long template over many records must not
+    // build gigabytes before the pipeline's size check could see them.
+    let mut budget = value::MAX_VALUE_BYTES;
+    let mut lines: Vec<Value> = Vec::with_capacity(records.len());
+    for record in &records {
+        let Some(line) = fill(template, record, budget) else {
+            return Outcome::error("the rendered text would pass 1 MiB; render fewer records");
+        };
+        budget -= line.len();
+        lines.push(Value::String(line));
+    }
     if matches!(call.data, Some(Value::Array(_))) || call.records.is_some() {
         Outcome::Value(Value::Array(lines))
     } else {
@@ -42,9 +49,10 @@ fn render(call: &Call<'_>) -> Outcome {
     }
 }
 
-/// The template with each placeholder replaced by the text of the value it names.
-fn fill(template: &str, record: &Value) -> String {
-    let mut out = String::with_capacity(template.len());
+/// The template with each placeholder replaced by the text of the value it names, or
+/// `None` once the text would pass `budget` bytes.
+fn fill(template: &str, record: &Value, budget: usize) -> Option<String> {
+    let mut out = String::with_capacity(template.len().min(budget));
     let mut rest = template;
     while let Some(open) = rest.find("{{") {
         let Some(close) = rest[open + 2..].find("}}") else {
@@ -55,10 +63,13 @@ fn fill(template: &str, record: &Value) -> String {
         if let Some(found) = lookup(record, path) {
             out.push_str(&value::to_text(found, ", "));
         }
+        if out.len() > budget {
+            return None;
+        }
         rest = &rest[open + 2 + close + 2..];
     }
     out.push_str(rest);
-    out
+    (out.len() <= budget).then_some(out)
 }
 
 fn lookup<'a>(record: &'a Value, path: &str) -> Option<&'a Value> {
@@ -81,8 +92,10 @@ mod tests {
         let record =
             Value::parse(r#"{"name":"a","owner":{"login":"x"},"tags":["t1","t2"],"n":1.50}"#)
                 .expect("json");
-        assert_eq!(fill("{{name}} by {{owner.login}}", &record), "a by x");
-        assert_eq!(fill("{{tags.1}} {{tags}} {{n}}", &record), "t2 t1, t2 1.50");
-        assert_eq!(fill("{{missing}}|{{ name }}|{{", &record), "|a|{{");
+        let fill = |template: &str| fill(template, &record, 1 << 20).expect("fits");
+        assert_eq!(fill("{{name}} by {{owner.login}}"), "a by x");
+        assert_eq!(fill("{{tags.1}} {{tags}} {{n}}"), "t2 t1, t2 1.50");
+        assert_eq!(fill("{{missing}}|{{ name }}|{{"), "|a|{{");
+        assert_eq!(super::fill(&"{{name}}".repeat(100), &record, 50), None);
     }
 }

@@ -58,7 +58,10 @@ async fn xargs(call: Call<'_>) -> Outcome {
         .iter()
         .enumerate()
         .map(|(i, item)| {
-            let record = records.and_then(|r| r.get(i)).cloned();
+            // Each run's data is its item's record, or the item itself when the rows have no
+            // records (as a stage's data is its previous value when there is no other).
+            let record = records.and_then(|r| r.get(i)).unwrap_or(item).clone();
+            let record = Some(record);
             let (line, input) = match item {
                 collection @ Value::Array(_) => (
                     call.args.to_owned(),
@@ -70,7 +73,13 @@ async fn xargs(call: Call<'_>) -> Outcome {
                 ),
                 scalar => {
                     let text = value::to_text(scalar, " ");
-                    let line = if call.args.contains("%s") {
+                    let copies = call.args.matches("%s").count().max(1);
+                    let line = if call.args.len() + copies.saturating_mul(text.len())
+                        > value::MAX_VALUE_BYTES
+                    {
+                        // Too long to build: the run fails (an empty item) without building it.
+                        String::new()
+                    } else if call.args.contains("%s") {
                         call.args.replace("%s", &text)
                     } else {
                         format!("{} {text}", call.args)

@@ -159,3 +159,137 @@ async fn bounds_are_clear_errors() {
     let stages = say(&bot, &me, &vec!["echo"; 33].join(" | ")).await;
     assert!(stages.contains("at most 32 stages"), "{stages}");
 }
+
+/// Nested `repeat`s used to multiply without limit (seven levels made ten million runs in
+/// one poll of the future); a line now shares one budget of runs.
+#[tokio::test]
+async fn nested_repeat_stops_at_the_run_budget() {
+    let bot = bot(&[]);
+    let reply = bot
+        .run(
+            &caller(true),
+            "repeat 10 repeat 10 repeat 10 repeat 10 repeat 10 echo tick",
+        )
+        .await;
+    let shown = reply.messages().join("\n");
+    assert!(
+        shown.contains("this line runs more than 1000 commands"),
+        "{}",
+        &shown[..shown.len().min(300)]
+    );
+}
+
+/// Generated runs nested inside one another (here a thousand `repeat 1`) used to recurse
+/// until the stack overflowed and the process aborted; they now stop at a fixed depth, on
+/// the 2 MiB stack of a runtime worker thread.
+#[test]
+fn deep_generated_nesting_is_an_error_not_a_stack_overflow() {
+    let line = format!("{}echo x", "repeat 1 ".repeat(1000));
+    let handle = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .build()
+                .expect("runtime");
+            runtime.block_on(async { bot(&[]).run(&caller(true), &line).await.messages() })
+        })
+        .expect("thread");
+    let shown = handle.join().expect("no stack overflow").join("\n");
+    assert!(shown.contains("more than 32 deep"), "{shown}");
+}
+
+/// Backticks are inline code in chat markdown: quoting a command in prose used to run it
+/// with the caller's admin authority and as typed.
+#[tokio::test]
+async fn embedded_commands_carry_no_admin_authority() {
+    let bot = bot(&["U1"]);
+    let me = caller(true);
+    let replies = bot
+        .handle_message(&me, "to see it run `secret` or `direct`")
+        .await;
+    let shown: Vec<String> = replies.iter().flat_map(|r| r.messages()).collect();
+    assert_eq!(shown, ["direct=false generated=true admin=false"]);
+}
+
+/// A command word produced by a sub-expression or by the piped text is not one the caller
+/// typed (and an alias behind it may have been replaced by anyone).
+#[tokio::test]
+async fn a_command_word_that_was_not_typed_gets_no_authority() {
+    let bot = bot(&["U1"]);
+    let me = caller(true);
+    let refused = "Only admins are allowed to execute secret commands";
+    assert!(say(&bot, &me, "$(echo secret)").await.contains(refused));
+    assert!(say(&bot, &me, "echo secret | %s").await.contains(refused));
+    assert_eq!(
+        say(&bot, &me, "$(echo direct)").await,
+        "direct=false generated=true admin=false"
+    );
+    assert_eq!(say(&bot, &me, "secret").await, "granted");
+}
+
+/// `%s` repeated in a stage used to build the substituted line whatever its size (about
+/// 8 GB for one line), aborting the process before the size check saw it.
+#[tokio::test]
+async fn piped_text_that_would_grow_past_the_bound_is_refused_first() {
+    let bot = bot(&[]);
+    let me = caller(true);
+    let line = format!(
+        "rows 60 | join {} | echo {}",
+        "y".repeat(16_000),
+        "%s".repeat(100)
+    );
+    let shown = say(&bot, &me, &line).await;
+    assert!(
+        shown.contains("longer than 1 MiB"),
+        "{}",
+        &shown[..shown.len().min(300)]
+    );
+    assert!(
+        shown.chars().count() < 600,
+        "the error quotes only the start of the stage"
+    );
+    let render = say(
+        &bot,
+        &me,
+        &format!("rows 10000 | render {}", "{{.}}".repeat(3000)),
+    )
+    .await;
+    assert!(
+        render.contains("would pass 1 MiB"),
+        "{}",
+        &render[..render.len().min(300)]
+    );
+}
+
+/// Records are handed to a command only when they pair with its rows one for one: `xargs`
+/// used to give the lines of new text the records of an earlier collection.
+#[tokio::test]
+async fn records_that_do_not_pair_with_the_rows_are_not_handed_over() {
+    let bot = bot(&[]);
+    let reply = bot
+        .run(
+            &caller(true),
+            "rows 3 | sort | echo two\nlines | xargs data",
+        )
+        .await;
+    // Each run's data is its own item, never the record of row 0 or 1 of `rows`.
+    assert_eq!(reply.messages(), ["two\nlines"]);
+}
+
+/// One chat message runs at most five embedded commands.
+#[tokio::test]
+async fn embedded_commands_per_message_are_capped() {
+    let bot = bot(&[]);
+    let text = "`echo a` ".repeat(50);
+    let replies = bot.handle_message(&caller(true), &text).await;
+    assert_eq!(replies.len(), 5);
+}
+
+/// The prefix is removed once: `!!echo double` is not `echo double`.
+#[tokio::test]
+async fn the_prefix_is_removed_once() {
+    let bot = bot(&[]);
+    let replies = bot.handle_message(&caller(true), "!!echo double").await;
+    let shown: Vec<String> = replies.iter().flat_map(|r| r.messages()).collect();
+    assert_ne!(shown, ["double"]);
+}
