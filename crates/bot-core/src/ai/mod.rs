@@ -1,0 +1,4 @@
+//! The AI commands (`ai`, `grok`, `zen`, `cf`): their options today; the commands, the
+//! tool loop's model turn and tool router, and the reply metadata as they land.
+
+pub mod flags;
