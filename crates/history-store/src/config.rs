@@ -230,7 +230,11 @@ pub(crate) fn postgres_config(url: &str) -> Result<tokio_postgres::Config, &'sta
 mod tests {
     use super::*;
 
-    fn backend(url: Option<&str>, prefix: Option<&str>, path: Option<&str>) -> Result<Backend, Vec<String>> {
+    fn backend(
+        url: Option<&str>,
+        prefix: Option<&str>,
+        path: Option<&str>,
+    ) -> Result<Backend, Vec<String>> {
         let config = DbConfig {
             url: url.map(Secret::new),
             table: prefix.map(|p| TableConfig {
@@ -240,7 +244,8 @@ mod tests {
                 path: Some(p.to_owned()),
             }),
         };
-        Backend::from_config(&config).map_err(|errors| errors.iter().map(ToString::to_string).collect())
+        Backend::from_config(&config)
+            .map_err(|errors| errors.iter().map(ToString::to_string).collect())
     }
 
     #[test]
@@ -264,7 +269,10 @@ mod tests {
         let chosen = backend(Some(url), Some("yb_"), Some("ignored.db")).expect("valid");
         assert!(matches!(chosen, Backend::Postgres { .. }));
         let shown = format!("{chosen:?} {}", chosen.describe());
-        assert!(!shown.contains("hunter2") && !shown.contains("db.example"), "{shown}");
+        assert!(
+            !shown.contains("hunter2") && !shown.contains("db.example"),
+            "{shown}"
+        );
         let credentials: Vec<String> = chosen
             .credentials()
             .iter()
@@ -279,7 +287,11 @@ mod tests {
         let secret = "mysql://root:s3cret-value@host/db";
         let problems = backend(Some(secret), Some("Bad-Prefix"), Some("  ")).expect_err("invalid");
         assert_eq!(problems.len(), 3, "{problems:?}");
-        assert!(problems.iter().all(|p| !p.contains("s3cret") && !p.contains("Bad-Prefix")));
+        assert!(
+            problems
+                .iter()
+                .all(|p| !p.contains("s3cret") && !p.contains("Bad-Prefix"))
+        );
         assert!(problems[0].starts_with("table.prefix: "));
         assert!(problems[1].starts_with("url: must be a postgresql://"));
         assert_eq!(problems[2], "sqlite.path: must not be blank");

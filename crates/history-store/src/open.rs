@@ -33,7 +33,8 @@ impl std::fmt::Debug for Stores {
 pub async fn open(backend: &Backend) -> Result<Stores> {
     match backend {
         Backend::Postgres { url, prefix } => {
-            let store = Arc::new(PostgresStore::open(url, prefix, PostgresOptions::default()).await?);
+            let store =
+                Arc::new(PostgresStore::open(url, prefix, PostgresOptions::default()).await?);
             Ok(Stores {
                 history: Arc::clone(&store) as Arc<dyn HistoryStore>,
                 aliases: store,

@@ -106,7 +106,11 @@ impl PostgresStore {
     /// server cannot be reached or refuses the connection, [`Error::NewerSchema`] when a
     /// newer build has migrated the tables, [`Error::Migration`] when creating or altering
     /// them fails. No message contains the URL.
-    pub async fn open(url: &Secret, prefix: &TablePrefix, options: PostgresOptions) -> Result<Self> {
+    pub async fn open(
+        url: &Secret,
+        prefix: &TablePrefix,
+        options: PostgresOptions,
+    ) -> Result<Self> {
         let mut config =
             postgres_config(url.expose()).map_err(|reason| Error::config("url", reason))?;
         config
@@ -372,7 +376,9 @@ async fn migrate(
                         table,
                         column,
                         definition,
-                    } => format!("ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {definition}"),
+                    } => format!(
+                        "ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {definition}"
+                    ),
                 };
                 client.batch_execute(&sql).await?;
             }
@@ -421,7 +427,10 @@ fn describe_connect_error(error: &tokio_postgres::Error) -> String {
         } else if *code == SqlState::INVALID_CATALOG_NAME {
             "the database does not exist".to_owned()
         } else {
-            format!("the server refused the connection (SQLSTATE {})", code.code())
+            format!(
+                "the server refused the connection (SQLSTATE {})",
+                code.code()
+            )
         };
     }
     let io = std::error::Error::source(error)
@@ -468,7 +477,10 @@ fn alias_row(row: &Row) -> std::result::Result<Alias, tokio_postgres::Error> {
 }
 
 impl HistoryStore for PostgresStore {
-    fn append(&self, records: Vec<HistoryRecord>) -> BoxFuture<'_, std::result::Result<(), StoreError>> {
+    fn append(
+        &self,
+        records: Vec<HistoryRecord>,
+    ) -> BoxFuture<'_, std::result::Result<(), StoreError>> {
         Box::pin(async move {
             if records.is_empty() {
                 return Ok(());
@@ -519,7 +531,10 @@ impl HistoryStore for PostgresStore {
 }
 
 impl AliasStore for PostgresStore {
-    fn get<'a>(&'a self, name: &'a str) -> BoxFuture<'a, std::result::Result<Option<Alias>, StoreError>> {
+    fn get<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> BoxFuture<'a, std::result::Result<Option<Alias>, StoreError>> {
         Box::pin(async move {
             let mut lease = self.lease().await?;
             let Conn { client, connection } = &mut lease.conn;
@@ -556,7 +571,11 @@ impl AliasStore for PostgresStore {
                         (&alias.expression as &(dyn ToSql + Sync), Type::TEXT),
                         (&alias.user_id as &(dyn ToSql + Sync), Type::TEXT),
                     ];
-                    let change = if old.is_some() { &sql.update } else { &sql.insert };
+                    let change = if old.is_some() {
+                        &sql.update
+                    } else {
+                        &sql.insert
+                    };
                     client.execute_typed(change, &values).await?;
                     Ok(old)
                 }),
@@ -566,7 +585,10 @@ impl AliasStore for PostgresStore {
         })
     }
 
-    fn remove<'a>(&'a self, name: &'a str) -> BoxFuture<'a, std::result::Result<Option<Alias>, StoreError>> {
+    fn remove<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> BoxFuture<'a, std::result::Result<Option<Alias>, StoreError>> {
         Box::pin(async move {
             let mut lease = self.lease().await?;
             let Conn { client, connection } = &mut lease.conn;
@@ -598,7 +620,9 @@ impl AliasStore for PostgresStore {
             let Conn { client, connection } = &mut lease.conn;
             let driven = drive(connection, self.options.socket_timeout, async {
                 let rows = client.query_typed(&self.alias_sql.list, &[]).await?;
-                rows.iter().map(alias_row).collect::<std::result::Result<Vec<_>, _>>()
+                rows.iter()
+                    .map(alias_row)
+                    .collect::<std::result::Result<Vec<_>, _>>()
             })
             .await;
             let mut aliases = lease.finish(driven)?;

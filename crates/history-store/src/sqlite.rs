@@ -240,9 +240,11 @@ fn migrate(conn: &mut Connection, tables: &Tables) -> Result<()> {
     tx.execute_batch(&schema::version_table(tables))
         .map_err(failed)?;
     let found: Option<i64> = tx
-        .query_row(&format!("SELECT MAX(version) FROM {}", tables.version), [], |row| {
-            row.get(0)
-        })
+        .query_row(
+            &format!("SELECT MAX(version) FROM {}", tables.version),
+            [],
+            |row| row.get(0),
+        )
         .map_err(failed)?;
     let found = found.unwrap_or(0);
     if found > SCHEMA_VERSION {
@@ -340,7 +342,10 @@ fn first_alias(conn: &Connection, sql: &AliasSql, name: &str) -> rusqlite::Resul
 }
 
 impl HistoryStore for SqliteStore {
-    fn append(&self, records: Vec<HistoryRecord>) -> BoxFuture<'_, std::result::Result<(), StoreError>> {
+    fn append(
+        &self,
+        records: Vec<HistoryRecord>,
+    ) -> BoxFuture<'_, std::result::Result<(), StoreError>> {
         Box::pin(self.blocking(move |inner| {
             if records.is_empty() {
                 return Ok(());
@@ -348,7 +353,10 @@ impl HistoryStore for SqliteStore {
             let statement = schema::insert(Dialect::Sqlite, &inner.tables, &records);
             inner
                 .writer()
-                .execute(&statement.sql, rusqlite::params_from_iter(&statement.params))
+                .execute(
+                    &statement.sql,
+                    rusqlite::params_from_iter(&statement.params),
+                )
                 .map(|_| ())
                 .map_err(|error| store_error(&error))
         }))
@@ -380,7 +388,10 @@ impl HistoryStore for SqliteStore {
 }
 
 impl AliasStore for SqliteStore {
-    fn get<'a>(&'a self, name: &'a str) -> BoxFuture<'a, std::result::Result<Option<Alias>, StoreError>> {
+    fn get<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> BoxFuture<'a, std::result::Result<Option<Alias>, StoreError>> {
         let name = name.to_owned();
         Box::pin(self.blocking(move |inner| {
             first_alias(&inner.writer(), &inner.alias_sql, &name).map_err(|e| store_error(&e))
@@ -406,7 +417,10 @@ impl AliasStore for SqliteStore {
         }))
     }
 
-    fn remove<'a>(&'a self, name: &'a str) -> BoxFuture<'a, std::result::Result<Option<Alias>, StoreError>> {
+    fn remove<'a>(
+        &'a self,
+        name: &'a str,
+    ) -> BoxFuture<'a, std::result::Result<Option<Alias>, StoreError>> {
         let name = name.to_owned();
         Box::pin(self.blocking(move |inner| {
             let mut conn = inner.writer();
