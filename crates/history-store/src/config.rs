@@ -48,6 +48,15 @@ pub struct SqliteConfig {
     pub path: Option<String>,
 }
 
+/// `:yetibot :history`: whether chat history is kept at all.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "kebab-case", deny_unknown_fields)]
+pub struct HistoryConfig {
+    /// `true` stops recording messages and replies, and every history read (the `history`
+    /// command and the history tools), as upstream's `:history :disabled` does.
+    pub disabled: Option<bool>,
+}
+
 /// The prefix of the table names: lower-case ASCII letters, digits and underscores, not
 /// starting with a digit, at most [`MAX_TABLE_PREFIX_CHARS`]; possibly empty. Names are
 /// written unquoted, as upstream Yetibot writes them, so they mean the same tables.

@@ -8,8 +8,8 @@ mod schema;
 mod sqlite;
 
 pub use config::{
-    Backend, DEFAULT_SQLITE_PATH, DEFAULT_TABLE_PREFIX, DbConfig, MAX_TABLE_PREFIX_CHARS,
-    SqliteConfig, TableConfig, TablePrefix,
+    Backend, DEFAULT_SQLITE_PATH, DEFAULT_TABLE_PREFIX, DbConfig, HistoryConfig,
+    MAX_TABLE_PREFIX_CHARS, SqliteConfig, TableConfig, TablePrefix,
 };
 pub use error::{Error, Result};
 pub use open::{Stores, open};
