@@ -75,6 +75,7 @@ fn caller() -> Caller {
         user_id: "local".into(),
         user_name: "bench".into(),
         trusted: true,
+        message_id: None,
     }
 }
 

@@ -22,6 +22,8 @@ fn every_configured_credential_is_redacted_in_every_form() {
         "READ_TOKEN_PLACEHOLDER",
         "WRITE_TOKEN_PLACEHOLDER",
         "YOUR_IMGFLIP_PASSWORD",
+        "YOUR_DB_PASSWORD",
+        "postgresql://yetibot:YOUR_DB_PASSWORD@localhost:5432/yetibot",
     ] {
         let raw = format!("tool said: {credential}.");
         assert!(secrets.contains_secret(&raw), "{credential}");

@@ -56,6 +56,7 @@ fn every_crate_has_docs_a_readme_and_workspace_lints() {
         "chat-adapters",
         "conversation",
         "discovery-cache",
+        "history-store",
         "json-util",
         "mcp-host",
         "redaction",

@@ -265,5 +265,6 @@ pub fn local_caller(
         user_id,
         user_name,
         trusted: true,
+        message_id: None,
     })
 }

@@ -9,9 +9,10 @@ use std::sync::{Arc, Mutex};
 use yetibot_conversation::AdapterKind;
 use yetibot_json_util::{RandomSource, Value};
 
+use crate::recorder::History;
 use crate::registry::{BoxFuture, Call, Category, Registry};
-use crate::store::{Alias, AliasStore, Recent};
-use crate::syntax::{self, Expr, Part};
+use crate::store::{Alias, AliasStore, HistoryRecord, HistoryScope, HistoryStore, Recent};
+use crate::syntax::{self, Expr, Part, Stage};
 use crate::value::{self, Outcome, Piped};
 
 /// How deeply aliases may expand into one another.
@@ -41,6 +42,9 @@ pub struct Caller {
     /// Whether the identity comes from the platform (a trusted event) rather than from
     /// text or caller-supplied metadata.
     pub trusted: bool,
+    /// The platform's ID of the message being handled, when it has one. History records
+    /// are written at most once per message ID, so a replayed event is not recorded twice.
+    pub message_id: Option<String>,
 }
 
 /// The answer to one expression.
@@ -98,6 +102,7 @@ impl Default for Settings {
 pub struct Interpreter {
     registry: Registry,
     aliases: Arc<dyn AliasStore>,
+    history: Option<History>,
     recent: Recent,
     admins: HashSet<String>,
     prefix: String,
@@ -128,6 +133,8 @@ struct Scope<'a> {
     stage: (usize, usize),
     depth: usize,
     budget: &'a Budget,
+    /// The stages after this one in its expression, which the command may consume.
+    following: &'a [Stage],
 }
 
 /// The commands a line may still run.
@@ -178,6 +185,7 @@ impl<'a> Scope<'a> {
             stage: (0, 1),
             depth: 0,
             budget,
+            following: &[],
         }
     }
 
@@ -197,6 +205,7 @@ impl<'a> Scope<'a> {
             stage: (0, 1),
             depth: self.depth + 1,
             budget: self.budget,
+            following: &[],
         })
     }
 }
@@ -271,6 +280,18 @@ impl<'a> Runner<'a> {
         &self.interpreter.recent
     }
 
+    /// The history store, when history is configured.
+    #[must_use]
+    pub fn history(&self) -> Option<&'a dyn HistoryStore> {
+        self.interpreter.history.as_ref().map(History::store)
+    }
+
+    /// The command prefix.
+    #[must_use]
+    pub fn prefix(&self) -> &'a str {
+        &self.interpreter.prefix
+    }
+
     /// A uniformly random index below `bound` (at least 1).
     #[must_use]
     pub fn random_index(&self, bound: usize) -> usize {
@@ -291,7 +312,8 @@ impl<'a> Runner<'a> {
         Box::pin(async move {
             let scope = scope?;
             yield_now().await;
-            interpreter.stage_line(&line, &line, input, &scope).await
+            let (piped, _) = interpreter.stage_line(&line, &line, input, &scope).await?;
+            Ok(piped)
         })
     }
 
@@ -324,6 +346,7 @@ impl Interpreter {
         Self {
             registry,
             aliases,
+            history: None,
             recent: Recent::new(),
             admins: settings.admins.into_iter().collect(),
             prefix: settings.prefix,
@@ -331,6 +354,16 @@ impl Interpreter {
             random: Mutex::new(random),
             disabled: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The same interpreter recording chat into `history` and reading from it: every message
+    /// [`handle_message`](Self::handle_message) receives from a trusted caller, and every
+    /// reply it gives, is queued for the history's writer, and the `history` command reads
+    /// the caller's channel from its store.
+    #[must_use]
+    pub fn with_history(mut self, history: History) -> Self {
+        self.history = Some(history);
+        self
     }
 
     /// The command prefix.
@@ -363,14 +396,69 @@ impl Interpreter {
     /// the caller's last command in the channel); any other line is remembered for `that`,
     /// and its backtick commands run when embedded commands are on. Returns one reply per
     /// command run (embedded commands' errors are left out).
+    ///
+    /// With [history](Self::with_history), a trusted caller's message and then each reply
+    /// are queued for recording under one new correlation ID, keyed by the caller's message
+    /// ID (`<id>` for the message, `<id>/<n>` for the n-th reply) so that a replayed event
+    /// is never stored twice. Queueing never waits.
     pub async fn handle_message(&self, caller: &Caller, text: &str) -> Vec<Reply> {
+        let recording = self.history.as_ref().filter(|_| caller.trusted);
+        let correlation_id = recording.map(|history| {
+            let id = self.correlation_id();
+            history.record(HistoryRecord {
+                scope: HistoryScope::of(caller),
+                user_id: caller.user_id.clone(),
+                user_name: caller.user_name.clone(),
+                body: text.to_owned(),
+                command: String::new(),
+                correlation_id: id.clone(),
+                is_yetibot: false,
+                is_private: false,
+                is_error: false,
+                is_command: text.starts_with(self.prefix.as_str()),
+                message_key: caller.message_id.clone(),
+            });
+            id
+        });
+        let answered = self.answer(caller, text).await;
+        if let (Some(history), Some(correlation_id)) = (recording, correlation_id) {
+            for (n, (expression, reply)) in answered.iter().enumerate() {
+                history.record(HistoryRecord {
+                    scope: HistoryScope::of(caller),
+                    user_id: history.bot_user_id().to_owned(),
+                    user_name: history.bot_user_name().to_owned(),
+                    body: reply.messages().join("\n"),
+                    command: expression.clone(),
+                    correlation_id: correlation_id.clone(),
+                    is_yetibot: true,
+                    is_private: false,
+                    is_error: reply.error.is_some(),
+                    is_command: false,
+                    message_key: caller
+                        .message_id
+                        .as_ref()
+                        .map(|id| format!("{id}/{}", n + 1)),
+                });
+            }
+        }
+        answered.into_iter().map(|(_, reply)| reply).collect()
+    }
+
+    /// The replies to one chat message, each with the expression that produced it.
+    async fn answer(&self, caller: &Caller, text: &str) -> Vec<(String, Reply)> {
         if let Some(expression) = text.strip_prefix(self.prefix.as_str()) {
             if expression.trim().is_empty() {
                 return vec![
                     match self.recent.last_command_of(&caller.room, &caller.user_id) {
-                        Some(previous) => self.run_expression(caller, &previous).await,
-                        None => Reply::failed(
-                            "You have not run a command in this channel yet".to_owned(),
+                        Some(previous) => {
+                            let reply = self.run_expression(caller, &previous).await;
+                            (previous, reply)
+                        }
+                        None => (
+                            String::new(),
+                            Reply::failed(
+                                "You have not run a command in this channel yet".to_owned(),
+                            ),
                         ),
                     },
                 ];
@@ -379,7 +467,7 @@ impl Interpreter {
             // Remembered after it ran, so that `that cmd` names the command before it.
             self.recent
                 .command(&caller.room, &caller.user_id, expression);
-            return vec![reply];
+            return vec![(expression.to_owned(), reply)];
         }
         self.recent.line(&caller.room, text);
         if !self.embedded {
@@ -400,10 +488,34 @@ impl Interpreter {
                 ..Scope::typed(caller, &budget)
             };
             if let Ok(piped) = self.eval(&expr, &scope).await {
-                replies.push(Reply::from(piped));
+                replies.push((expr.to_line(), Reply::from(piped)));
             }
         }
         replies
+    }
+
+    /// A new correlation ID: 122 random bits from the interpreter's random source, written
+    /// as a version 4 UUID.
+    fn correlation_id(&self) -> String {
+        let mut random = self
+            .random
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut bytes = [0u8; 16];
+        for byte in &mut bytes {
+            *byte = u8::try_from(random.index_below(256) % 256).unwrap_or_default();
+        }
+        bytes[6] = (bytes[6] & 0x0f) | 0x40;
+        bytes[8] = (bytes[8] & 0x3f) | 0x80;
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        format!(
+            "{}-{}-{}-{}-{}",
+            &hex[..8],
+            &hex[8..12],
+            &hex[12..16],
+            &hex[16..20],
+            &hex[20..]
+        )
     }
 
     /// Runs one expression as the caller typed it; the prefix is optional (it is removed
@@ -469,7 +581,8 @@ impl Interpreter {
         Box::pin(async move {
             let mut piped = Piped::default();
             let count = expr.stages.len();
-            for (index, stage) in expr.stages.iter().enumerate() {
+            let mut index = 0;
+            while let Some(stage) = expr.stages.get(index) {
                 // Sub-expressions run now, in order, and see this stage's incoming data.
                 let mut typed = String::new();
                 for part in &stage.parts {
@@ -496,25 +609,36 @@ impl Interpreter {
                 let stage_scope = Scope {
                     stage: (index, count),
                     generated: scope.generated || typed_word.is_none() || typed_word != line_word,
+                    following: expr.stages.get(index + 1..).unwrap_or_default(),
                     ..scope.clone()
                 };
-                piped = self.stage_line(&typed, &line, piped, &stage_scope).await?;
+                let (next, consumed) = self.stage_line(&typed, &line, piped, &stage_scope).await?;
+                piped = next;
+                index += 1 + consumed;
             }
             Ok(piped)
         })
     }
 
     /// Runs one stage whose text (as typed, sub-expressions evaluated) is `typed` and whose
-    /// command line (with the piped text applied) is `line`.
+    /// command line (with the piped text applied) is `line`. Returns the new state and how
+    /// many of the following stages the command consumed.
     async fn stage_line(
         &self,
         typed: &str,
         line: &str,
         input: Piped,
         scope: &Scope<'_>,
-    ) -> Result<Piped, String> {
+    ) -> Result<(Piped, usize), String> {
         let failure = |message: &str| failure_line(typed, message);
-        let outcome = self.dispatch(line, &input, scope).await;
+        let mut outcome = self.dispatch(line, &input, scope).await;
+        let mut consumed = 0;
+        if let Outcome::Consumed { stages, .. } = &outcome {
+            consumed = *stages;
+        }
+        while let Outcome::Consumed { outcome: inner, .. } = outcome {
+            outcome = *inner;
+        }
         let mut data_changed = true;
         let next = match outcome {
             Outcome::Error(message) => return Err(failure(&message)),
@@ -545,6 +669,8 @@ impl Interpreter {
                 }
             }
             Outcome::Piped(piped) => piped,
+            // Unwrapped above; kept as an error rather than a panic.
+            Outcome::Consumed { .. } => return Err(failure("the command's result is malformed")),
         };
         // Data a command only passed along was checked when it was made.
         let too_big = value::oversize(&next.value).or_else(|| {
@@ -556,7 +682,7 @@ impl Interpreter {
         if let Some(why) = too_big {
             return Err(failure(&format!("the result has {why}; select less")));
         }
-        Ok(next)
+        Ok((next, consumed))
     }
 
     /// Finds and runs the command a line names.
@@ -604,6 +730,8 @@ impl Interpreter {
                     Value::String(text) if text.is_empty() => None,
                     other => Some(other),
                 });
+            let following = self.offered_stages(scope);
+            let offered = following.len();
             let call = Call {
                 name: word,
                 args,
@@ -612,12 +740,19 @@ impl Interpreter {
                 raw: &input.value,
                 data,
                 records,
+                following,
                 runner: Runner {
                     interpreter: self,
                     scope,
                 },
             };
-            return route.handler.run(call).await;
+            return match route.handler.run(call).await {
+                Outcome::Consumed { stages, outcome } => Outcome::Consumed {
+                    stages: stages.min(offered),
+                    outcome,
+                },
+                other => other,
+            };
         }
         match self.aliases.get(word).await {
             Ok(Some(alias)) => return self.run_alias(&alias, args, input, scope).await,
@@ -629,6 +764,27 @@ impl Interpreter {
             return Box::pin(self.dispatch(&help, input, scope)).await;
         }
         Outcome::error(format!("I don't know how to handle {word}"))
+    }
+
+    /// The following stages a command may consume: the leading ones without
+    /// sub-expressions whose command word is a command the caller may run here.
+    fn offered_stages<'s>(&self, scope: &Scope<'s>) -> Vec<&'s str> {
+        let mut offered = Vec::new();
+        for stage in scope.following {
+            let [Part::Text(text)] = stage.parts.as_slice() else {
+                break;
+            };
+            let word = text.split_whitespace().next().unwrap_or_default();
+            let runnable = self.registry.get(word).is_some_and(|spec| {
+                !self.is_disabled(&scope.caller.room, &spec.categories)
+                    && (!spec.admin_only || self.is_admin(scope))
+            });
+            if !runnable {
+                break;
+            }
+            offered.push(text.as_str());
+        }
+        offered
     }
 
     fn is_disabled(&self, room: &str, categories: &[Category]) -> bool {

@@ -37,6 +37,11 @@ pub struct Call<'a> {
     pub data: Option<&'a Value>,
     /// The records paired with `items`, row for row, when the data has them.
     pub records: Option<&'a [Value]>,
+    /// The stages after this one in the same expression, as typed, that the command may do
+    /// itself instead (returning [`Outcome::Consumed`]): only the leading stages without
+    /// sub-expressions whose command the caller may run here. Empty for a stage run by
+    /// another command.
+    pub following: Vec<&'a str>,
     /// Runs other commands and reaches the interpreter's services.
     pub runner: Runner<'a>,
 }

@@ -83,6 +83,16 @@ pub enum Outcome {
     /// A pipeline inside the command (an alias body) failed with this error, already
     /// formatted where it happened; it is passed on unchanged.
     Failed(String),
+    /// The command also did the work of the first `stages` stages that follow it (it was
+    /// offered them as [`Call::following`](crate::Call::following)); those stages are
+    /// skipped and `outcome` stands for them all. This is how `history | count` becomes one
+    /// database query.
+    Consumed {
+        /// How many of the offered stages it did (more than were offered counts as all).
+        stages: usize,
+        /// The result of this stage and the consumed ones together.
+        outcome: Box<Outcome>,
+    },
 }
 
 impl Outcome {

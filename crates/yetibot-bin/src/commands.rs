@@ -1,23 +1,51 @@
-//! Wires the command language: the interpreter with its built-in commands, in-memory
-//! aliases (until a history store is configured) and randomness seeded by the process.
+//! Wires the command language: the interpreter with its built-in commands, aliases and
+//! chat history in the configured store (PostgreSQL, or the SQLite file by default), and
+//! randomness seeded by the process.
 
 use std::hash::BuildHasher;
-use std::sync::Arc;
 
-use yetibot_bot_core::{Interpreter, MemoryAliases, builtins};
+use yetibot_bot_core::{HistoryOptions, Interpreter, Notify, Writer, builtins};
 use yetibot_json_util::SplitMix64;
 
 use crate::config::Config;
 
-/// The interpreter every entry point shares: `yetibot run` today, the adapters later.
-#[must_use]
-pub fn interpreter(config: &Config) -> Interpreter {
-    Interpreter::new(
+/// The interpreter every entry point shares, and the history writer that must run for its
+/// recordings to reach the store (`None` when history is disabled).
+#[derive(Debug)]
+pub struct Wiring {
+    /// The interpreter: `yetibot run` today, the adapters later.
+    pub interpreter: Interpreter,
+    /// Drains the history queue into the store; run it and keep its handle until
+    /// shutdown. Dropping the interpreter lets it finish.
+    pub writer: Option<Writer>,
+}
+
+/// Opens the configured store (creating or migrating its tables) and builds the
+/// interpreter over it. `notify` receives the history recorder's outage reports.
+///
+/// # Errors
+///
+/// The store's error when it cannot be opened; it names no credential.
+pub async fn wire(config: &Config, notify: Notify) -> Result<Wiring, yetibot_history_store::Error> {
+    let stores = yetibot_history_store::open(&config.store).await?;
+    let interpreter = Interpreter::new(
         builtins(),
-        Arc::new(MemoryAliases::new()),
+        stores.aliases,
         Box::new(SplitMix64::new(seed())),
         config.settings.clone(),
-    )
+    );
+    if !config.history_enabled {
+        return Ok(Wiring {
+            interpreter,
+            writer: None,
+        });
+    }
+    let (history, writer) =
+        yetibot_bot_core::history(stores.history, HistoryOptions::default(), notify);
+    Ok(Wiring {
+        interpreter: interpreter.with_history(history),
+        writer: Some(writer),
+    })
 }
 
 /// A seed for `random` and `shuffle`: the standard library's per-process random hash keys,

@@ -86,7 +86,23 @@ fn run_once(expression: &str, json: bool) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let interpreter = yetibot_bin::commands::interpreter(&config);
+    // `run` only reads history (it records nothing), so its writer is not needed.
+    let wired = runtime.block_on(yetibot_bin::commands::wire(
+        &config,
+        std::sync::Arc::new(|_| {}),
+    ));
+    let interpreter = match wired {
+        Ok(wiring) => wiring.interpreter,
+        Err(error) => {
+            let message = format!("cannot open the history store: {error}");
+            let _ = writeln!(
+                std::io::stderr(),
+                "{}",
+                config.secrets.redact_text(&message)
+            );
+            return ExitCode::FAILURE;
+        }
+    };
     let reply = runtime.block_on(interpreter.run(&config.local, expression));
     let mut stdout = std::io::stdout().lock();
     if json {
@@ -129,8 +145,8 @@ fn serve_until_stopped() -> ExitCode {
     runtime.block_on(serve(config))
 }
 
-/// Runs until a shutdown signal: background model discovery now; adapters and commands are
-/// wired in here as they land.
+/// Runs until a shutdown signal: the command interpreter over the history store (with
+/// its writer) and background model discovery now; adapters are wired in here as they land.
 async fn serve(config: Config) -> ExitCode {
     // Install the handlers before announcing readiness, so a signal sent right after the
     // announcement is never handled by the default action instead.
@@ -149,6 +165,17 @@ async fn serve(config: Config) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
+    let wiring = match yetibot_bin::commands::wire(&config, std::sync::Arc::new(log_notice)).await {
+        Ok(wiring) => wiring,
+        Err(error) => {
+            let message = format!("cannot open the history store: {error}");
+            tracing::error!("{}", config.secrets.redact_text(&message));
+            return ExitCode::FAILURE;
+        }
+    };
+    tracing::info!("history store ready: {}", config.store.describe());
+    let interpreter = wiring.interpreter;
+    let writer = wiring.writer.map(|writer| tokio::spawn(writer.run()));
     let cache = DiscoveryCache::new(Bounds::default());
     let discovering = if config.providers.is_empty() {
         false
@@ -182,7 +209,33 @@ async fn serve(config: Config) -> ExitCode {
         () = background => "the end of background work",
     };
     tracing::info!("received {signal}, shutting down");
+    // Without the interpreter the history queue closes; the writer stores what is left.
+    drop(interpreter);
+    if let Some(writer) = writer
+        && tokio::time::timeout(WRITER_GRACE, writer).await.is_err()
+    {
+        tracing::warn!("history records still queued after {WRITER_GRACE:?} were not stored");
+    }
     ExitCode::SUCCESS
+}
+
+/// How long shutdown waits for queued history records to be stored.
+const WRITER_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Logs the history recorder's outage reports: one line when an outage starts, one when
+/// it ends.
+fn log_notice(notice: yetibot_bot_core::Notice) {
+    match notice {
+        yetibot_bot_core::Notice::WriteFailed(error) => {
+            tracing::warn!("chat history is not being stored: {error}");
+        }
+        yetibot_bot_core::Notice::QueueFull => {
+            tracing::warn!("chat history is arriving faster than it is stored; dropping records");
+        }
+        yetibot_bot_core::Notice::Recovered { lost } => {
+            tracing::info!("chat history is being stored again; {lost} record(s) were lost");
+        }
+    }
 }
 
 /// SIGINT (Ctrl-C) and SIGTERM.

@@ -53,15 +53,15 @@ const PATTERN_SIZE_LIMIT: usize = 1 << 20;
 const MAX_SPLIT_PATTERN_TEXT: usize = 16 << 10;
 
 /// Why a result is refused before it is built.
-const TOO_MANY_ROWS: &str = "the result would have more than 10,000 rows; select less";
+pub(crate) const TOO_MANY_ROWS: &str = "the result would have more than 10,000 rows; select less";
 
 /// The most characters of an item an error message repeats.
 const MAX_QUOTED_CHARS: usize = 100;
 
 pub(crate) fn commands() -> Vec<CommandSpec> {
     let spec = |name: &str| CommandSpec::new(name, CATEGORIES);
-    let grep_context = format!(r"-C{SPACE}+([0-9]+){SPACE}+(.+)");
-    let grep_inverted = format!(r"-v{SPACE}+(.+)");
+    let grep_context = grep_context_route();
+    let grep_inverted = grep_inverted_route();
     let split_pattern = format!(r"(?s)^([^ \t\n\x0B\x0C\r]+){SPACE}+(.+)$");
     let range_three = format!(r"([0-9]+){SPACE}+([0-9]+){SPACE}+([0-9]+)");
     let range_two = format!(r"([0-9]+){SPACE}+([0-9]+)");
@@ -900,15 +900,33 @@ fn quoted(text: &str) -> Cow<'_, str> {
 }
 
 /// A count typed as digits; too many digits mean "all of them".
-fn count_of(digits: &str) -> usize {
+pub(crate) fn count_of(digits: &str) -> usize {
     digits.bytes().fold(0usize, |n, digit| {
         n.saturating_mul(10)
             .saturating_add(usize::from(digit.wrapping_sub(b'0')))
     })
 }
 
+/// `grep -C <n> <pattern>`, searched anywhere in the arguments.
+fn grep_context_route() -> String {
+    format!(r"-C{SPACE}+([0-9]+){SPACE}+(.+)")
+}
+
+/// `grep -v <pattern>`, searched anywhere in the arguments.
+fn grep_inverted_route() -> String {
+    format!(r"-v{SPACE}+(.+)")
+}
+
+/// The pattern of `grep <args>` when `grep` takes its plain route (neither `-C` nor `-v`
+/// matches, and there is a pattern at all): the arguments themselves.
+pub(crate) fn grep_plain_pattern(args: &str) -> Option<&str> {
+    let context = Regex::new(&grep_context_route()).ok()?;
+    let inverted = Regex::new(&grep_inverted_route()).ok()?;
+    (!args.is_empty() && !context.is_match(args) && !inverted.is_match(args)).then_some(args)
+}
+
 /// A user's regular expression, bounded in size, or an error saying why it cannot be used.
-fn compile(pattern: &str, case_insensitive: bool) -> Result<Regex, Outcome> {
+pub(crate) fn compile(pattern: &str, case_insensitive: bool) -> Result<Regex, Outcome> {
     RegexBuilder::new(&ascii_classes(pattern))
         .case_insensitive(case_insensitive)
         .size_limit(PATTERN_SIZE_LIMIT)
@@ -1054,6 +1072,7 @@ mod tests {
             user_id: "U1".into(),
             user_name: "tester".into(),
             trusted: true,
+            message_id: None,
         };
         tokio::runtime::Builder::new_current_thread()
             .build()

@@ -5,15 +5,17 @@ mod basic;
 mod collections;
 mod data;
 mod help;
+mod history;
 mod render;
 mod xargs;
 
+pub use history::HISTORY_DEFAULT_ROWS;
 pub use xargs::{MAX_REPEAT, MAX_XARGS_ITEMS, XARGS_PARALLELISM};
 
 use crate::registry::Registry;
 
 /// A registry with every built-in command of the language: `echo`, `that`, `help`,
-/// `alias`, `data`, `xargs`, `repeat`, `render` and the collection commands.
+/// `alias`, `data`, `xargs`, `repeat`, `render`, `history` and the collection commands.
 #[must_use]
 pub fn builtins() -> Registry {
     let mut registry = Registry::new();
@@ -25,6 +27,7 @@ pub fn builtins() -> Registry {
         xargs::commands(),
         render::commands(),
         collections::commands(),
+        history::commands(),
     ];
     for spec in groups.into_iter().flatten() {
         registry.add(spec);

@@ -67,6 +67,7 @@ fn caller(trusted: bool) -> Caller {
         user_id: "U1".into(),
         user_name: "op".into(),
         trusted,
+        message_id: None,
     }
 }
 

@@ -95,6 +95,7 @@ fn caller() -> Caller {
         user_id: "U1".into(),
         user_name: "tester".into(),
         trusted: true,
+        message_id: None,
     }
 }
 

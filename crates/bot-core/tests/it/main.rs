@@ -3,3 +3,5 @@
 
 mod authority;
 mod golden;
+mod pushdown;
+mod recording;

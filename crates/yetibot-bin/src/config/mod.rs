@@ -106,6 +106,12 @@ pub struct Config {
     pub settings: yetibot_bot_core::Settings,
     /// The local operator (`:yetibot :local`), as the caller of `yetibot run`.
     pub local: yetibot_bot_core::Caller,
+    /// Where history and aliases live (`:yetibot :db`): PostgreSQL when a URL is given,
+    /// else the SQLite file.
+    pub store: yetibot_history_store::Backend,
+    /// Whether chat history is recorded and read (`:yetibot :history :disabled` is not
+    /// `true`).
+    pub history_enabled: bool,
     /// Every inline credential, for redaction. Key files are not read here: their tokens join
     /// a request's own set when that request resolves them.
     pub secrets: Secrets,

@@ -8,6 +8,7 @@ use yetibot_bot_core::{
     AdminConfig, CommandConfig, ImgflipConfig, IntentRouter, IntentRouterConfig, LocalConfig,
     XaiConfig,
 };
+use yetibot_history_store::{Backend, DbConfig, HistoryConfig};
 use yetibot_mcp_host::{ServerConfig, ServerSet};
 use yetibot_redaction::Secrets;
 use yetibot_tool_policy::{KnownNames, PolicyConfig, ToolPolicy, ToolsetConfig, ToolsetKind};
@@ -29,6 +30,8 @@ struct Yetibot {
     imgflip: ImgflipConfig,
     command: CommandConfig,
     local: LocalConfig,
+    db: DbConfig,
+    history: HistoryConfig,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -72,6 +75,8 @@ pub(super) fn validate(
         imgflip,
         command,
         local,
+        db,
+        history,
     } = root.yetibot;
     let mut problems = Vec::new();
 
@@ -179,6 +184,10 @@ pub(super) fn validate(
             .ok()
     });
 
+    let store = Backend::from_config(&db)
+        .map_err(|errors| problems.extend(errors.iter().map(|e| prefixed("yetibot.db", e))))
+        .ok();
+
     let (
         Some(providers),
         Some(servers),
@@ -187,6 +196,7 @@ pub(super) fn validate(
         Some(admin_users),
         Some(local),
         Some(settings),
+        Some(store),
     ) = (
         providers,
         servers,
@@ -195,6 +205,7 @@ pub(super) fn validate(
         admin_users,
         local,
         settings,
+        store,
     )
     else {
         return Err(problems);
@@ -202,13 +213,19 @@ pub(super) fn validate(
     if !problems.is_empty() {
         return Err(problems);
     }
-    let secrets = collect_secrets(&providers, &servers, xai_key.as_ref(), imgflip.as_ref())
-        .map_err(|_| {
-            vec![Problem::new(
-                "yetibot",
-                "the configured credentials are too many or too long to build the redaction set",
-            )]
-        })?;
+    let secrets = collect_secrets(
+        &providers,
+        &servers,
+        xai_key.as_ref(),
+        imgflip.as_ref(),
+        &store,
+    )
+    .map_err(|_| {
+        vec![Problem::new(
+            "yetibot",
+            "the configured credentials are too many or too long to build the redaction set",
+        )]
+    })?;
     let mut notes = notes;
     if secrets.ignored() > 0 {
         notes.push(format!(
@@ -228,6 +245,8 @@ pub(super) fn validate(
         imgflip,
         settings,
         local,
+        store,
+        history_enabled: history.disabled != Some(true),
         secrets,
         notes,
     })
@@ -238,6 +257,7 @@ fn collect_secrets(
     servers: &ServerSet,
     xai_key: Option<&yetibot_redaction::Secret>,
     imgflip: Option<&(String, yetibot_redaction::Secret)>,
+    store: &Backend,
 ) -> yetibot_redaction::Result<Secrets> {
     let inline_keys = providers
         .providers()
@@ -250,11 +270,13 @@ fn collect_secrets(
         .servers()
         .iter()
         .flat_map(yetibot_mcp_host::Server::credentials);
+    let database = store.credentials();
     Secrets::from_secrets(
         inline_keys
             .chain(server_credentials)
             .chain(xai_key)
-            .chain(imgflip.map(|(_, password)| password)),
+            .chain(imgflip.map(|(_, password)| password))
+            .chain(&database),
     )
 }
 
@@ -277,7 +299,8 @@ config_problem!(
     yetibot_ai_providers::Error,
     yetibot_mcp_host::Error,
     yetibot_tool_policy::Error,
-    yetibot_bot_core::Error
+    yetibot_bot_core::Error,
+    yetibot_history_store::Error
 );
 
 fn prefixed(prefix: &str, error: &impl ConfigProblem) -> Problem {

@@ -211,6 +211,37 @@ pub(crate) static YETIBOT: Shape = Shape::Section {
                 fields: &[field("user-id", &STR), field("user-name", &STR)],
             },
         ),
+        field("db", &DB),
+        field(
+            "history",
+            &Shape::Section {
+                open: true,
+                fields: &[field("disabled", &BOOL)],
+            },
+        ),
+    ],
+};
+
+/// `:yetibot :db`: upstream Yetibot's `:url` and `:table :prefix`, and this build's SQLite
+/// file for when there is no URL.
+static DB: Shape = Shape::Section {
+    open: false,
+    fields: &[
+        field("url", &STR),
+        field(
+            "table",
+            &Shape::Section {
+                open: false,
+                fields: &[field("prefix", &STR)],
+            },
+        ),
+        field(
+            "sqlite",
+            &Shape::Section {
+                open: false,
+                fields: &[field("path", &STR)],
+            },
+        ),
     ],
 };
 

@@ -184,6 +184,16 @@ fn write_summary(config: &Config, out: &mut String) -> std::fmt::Result {
     }
     writeln!(
         out,
+        "History store: {}; chat history {}",
+        config.store.describe(),
+        if config.history_enabled {
+            "recorded"
+        } else {
+            "disabled"
+        }
+    )?;
+    writeln!(
+        out,
         "Redaction: {} configured credential value(s)",
         config.secrets.len()
     )?;

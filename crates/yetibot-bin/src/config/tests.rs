@@ -1263,6 +1263,106 @@ fn environment_prefix_conflicts_and_gaps() {
     );
 }
 
+// ----- The history store -----
+
+#[test]
+fn nothing_configured_keeps_history_in_the_default_sqlite_file() {
+    let config = ok("", &[]);
+    assert_eq!(
+        config.store,
+        yetibot_history_store::Backend::Sqlite {
+            path: "data/yetibot.db".into(),
+            prefix: yetibot_history_store::TablePrefix::default(),
+        }
+    );
+    assert!(config.history_enabled);
+    assert!(summary(&config).contains(
+        "History store: SQLite data/yetibot.db, table prefix \"yetibot_\"; chat history recorded"
+    ));
+}
+
+#[test]
+fn yetibots_own_database_keys_select_postgres_and_the_url_stays_secret() {
+    let url = "postgresql://bot:db-password-0123456789@db.internal:5432/yetibot";
+    for config in [
+        ok(
+            &format!(r#"{{:yetibot {{:db {{:url "{url}" :table {{:prefix "yb_"}}}}}}}}"#),
+            &[],
+        ),
+        ok(
+            "",
+            &[
+                ("YETIBOT_DB_URL", url),
+                ("YETIBOT_DB_TABLE_PREFIX", "yb_"),
+                ("YETIBOT_HISTORY_DISABLED", "true"),
+            ],
+        ),
+    ] {
+        assert!(matches!(
+            &config.store,
+            yetibot_history_store::Backend::Postgres { prefix, .. } if prefix.as_str() == "yb_"
+        ));
+        let text = summary(&config);
+        assert!(
+            text.contains("History store: PostgreSQL [redacted], table prefix \"yb_\""),
+            "{text}"
+        );
+        for part in ["db-password", "db.internal", "postgresql://"] {
+            assert!(!text.contains(part), "{part} printed:\n{text}");
+            assert!(!format!("{config:?}").contains(part), "{part} in Debug");
+        }
+        assert!(config.secrets.contains_secret(&format!("oops {url}")));
+        assert!(
+            config
+                .secrets
+                .contains_secret("oops db-password-0123456789")
+        );
+    }
+    assert!(!ok("", &[("YETIBOT_HISTORY_DISABLED", "true")]).history_enabled);
+    let other_file = ok(
+        "",
+        &[("YETIBOT_DB_SQLITE_PATH", "/var/lib/yetibot/chat.db")],
+    );
+    assert_eq!(
+        other_file.store,
+        yetibot_history_store::Backend::Sqlite {
+            path: "/var/lib/yetibot/chat.db".into(),
+            prefix: yetibot_history_store::TablePrefix::default(),
+        }
+    );
+}
+
+#[test]
+fn database_settings_are_checked_without_repeating_them() {
+    err(
+        r#"{:yetibot {:db {:url "mysql://root:hunter2-password@h/db" :table {:prefix "Bad-One"} :sqlite {:path " "} :pool 3}}}"#,
+        &[],
+        &["yetibot.db.pool: is not a known setting"],
+    );
+    let file = r#"{:yetibot {:db {:url "mysql://root:hunter2-password@h/db" :table {:prefix "Bad-One"} :sqlite {:path " "}}}}"#;
+    err(
+        file,
+        &[],
+        &[
+            "yetibot.db.url: must be a postgresql:// or postgres:// URL",
+            "yetibot.db.table.prefix: must be at most 40 lower-case letters, digits and underscores, not starting with a digit",
+            "yetibot.db.sqlite.path: must not be blank",
+        ],
+    );
+    err(
+        "",
+        &[("YETIBOT_DB_URL", "postgresql://u:p@h/db?sslmode=require")],
+        &[
+            "yetibot.db.url: asks for TLS (sslmode=require), which this build does not support yet; connect through a local socket or a TLS tunnel",
+        ],
+    );
+    err(
+        r#"{:yetibot {:history {:disabled "true"}}}"#,
+        &[],
+        &["yetibot.history.disabled: expected true or false"],
+    );
+}
+
 // ----- Secrets never leak -----
 
 #[test]

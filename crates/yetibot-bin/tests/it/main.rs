@@ -14,19 +14,64 @@ fn example_config() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/config.example.edn")
 }
 
+/// The example configuration without its PostgreSQL URL (which names no real server), in
+/// `dir`, so that the bot keeps its history in the SQLite file there.
+fn example_without_database(dir: &Workdir) -> PathBuf {
+    let text = std::fs::read_to_string(example_config()).expect("example");
+    let kept: String = text
+        .lines()
+        .filter(|line| !line.contains(":url \"postgresql://"))
+        .map(|line| line.replace(":table {:prefix", ":db {:table {:prefix"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let file = dir.path.join("config.edn");
+    std::fs::write(&file, kept).expect("write config");
+    file
+}
+
+/// A working directory of its own for one run of the binary (where the default SQLite
+/// file `data/yetibot.db` lands), removed afterwards.
+struct Workdir {
+    path: PathBuf,
+}
+
+impl Workdir {
+    fn new() -> Self {
+        static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("yetibot-it-cwd-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&path).expect("working directory");
+        Self { path }
+    }
+}
+
+impl Drop for Workdir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
 /// The binary with an empty environment (so the developer's own `YETIBOT_*` variables cannot
-/// leak into a test) plus the given variables.
-fn yetibot(env: &[(&str, &str)]) -> Command {
+/// leak into a test) plus the given variables, working in `dir`.
+fn yetibot(dir: &Path, env: &[(&str, &str)]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_yetibot"));
-    command.env_clear().current_dir(std::env::temp_dir());
+    command.env_clear().current_dir(dir);
     for (k, v) in env {
         command.env(k, v);
     }
     command
 }
 
+/// One run in a fresh working directory.
 fn run(env: &[(&str, &str)], args: &[&str]) -> Output {
-    yetibot(env).args(args).output().expect("the binary runs")
+    run_in(&Workdir::new(), env, args)
+}
+
+fn run_in(dir: &Workdir, env: &[(&str, &str)], args: &[&str]) -> Output {
+    yetibot(&dir.path, env)
+        .args(args)
+        .output()
+        .expect("the binary runs")
 }
 
 /// Writes a configuration file into a fresh directory; returns the directory and the path.
@@ -44,11 +89,16 @@ struct Bot {
     child: std::process::Child,
     lines: mpsc::Receiver<String>,
     reader: std::thread::JoinHandle<()>,
+    _dir: Workdir,
 }
 
 impl Bot {
     fn start(env: &[(&str, &str)]) -> Self {
-        let mut child = yetibot(env)
+        Self::start_in(Workdir::new(), env)
+    }
+
+    fn start_in(dir: Workdir, env: &[(&str, &str)]) -> Self {
+        let mut child = yetibot(&dir.path, env)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -67,6 +117,7 @@ impl Bot {
             child,
             lines,
             reader,
+            _dir: dir,
         }
     }
 
@@ -116,11 +167,17 @@ fn check_config_accepts_the_example_and_redacts_every_secret() {
         "YOUR_TAVILY_API_KEY",
         "READ_TOKEN_PLACEHOLDER",
         "YOUR_IMGFLIP_PASSWORD",
+        "YOUR_DB_PASSWORD",
+        "localhost:5432",
         "/run/secrets",
     ] {
         assert!(!stdout.contains(secret), "{secret} printed:\n{stdout}");
     }
     assert!(stdout.contains("auth inline key [redacted]"), "{stdout}");
+    assert!(
+        stdout.contains("History store: PostgreSQL [redacted], table prefix \"yetibot_\""),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -175,8 +232,15 @@ fn a_named_config_file_must_exist_but_the_default_may_be_absent() {
 #[test]
 fn the_bot_stops_cleanly_on_sigint_and_sigterm() {
     for signal in ["INT", "TERM"] {
-        let path = example_config();
-        let bot = Bot::start(&[("CONFIG_PATH", path.to_str().expect("utf-8"))]);
+        let dir = Workdir::new();
+        let path = example_without_database(&dir);
+        let database = dir.path.join("data").join("yetibot.db");
+        let bot = Bot::start_in(dir, &[("CONFIG_PATH", path.to_str().expect("utf-8"))]);
+        assert!(
+            bot.wait_for("history store ready: SQLite data/yetibot.db"),
+            "the bot never opened its history store"
+        );
+        assert!(database.is_file(), "the default SQLite file is created");
         assert!(
             bot.wait_for("Press Ctrl-C to stop"),
             "the bot never reported that it is running"

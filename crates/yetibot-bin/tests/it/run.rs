@@ -67,3 +67,91 @@ fn the_local_operator_is_the_configured_user_and_a_prefix_can_change() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "configured\n");
     std::fs::remove_dir_all(dir).ok();
 }
+
+#[test]
+fn aliases_persist_between_runs_in_the_default_sqlite_file() {
+    let dir = crate::Workdir::new();
+    let out = crate::run_in(&dir, &[], &["run", r#"alias hi = "echo hello $s""#]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "hi alias created\n");
+    assert!(dir.path.join("data").join("yetibot.db").is_file());
+    let out = crate::run_in(&dir, &[], &["run", "hi there"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "hello there\n");
+    // Another file is another store.
+    let out = crate::run_in(
+        &dir,
+        &[("YETIBOT_DB_SQLITE_PATH", "other.db")],
+        &["run", "alias"],
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "No aliases have been defined\n"
+    );
+    assert!(dir.path.join("other.db").is_file());
+    // History is read from the same file (`run` itself records nothing).
+    let out = crate::run_in(&dir, &[], &["run", "history | count"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "0\n");
+    let out = crate::run_in(
+        &dir,
+        &[("YETIBOT_HISTORY_DISABLED", "true")],
+        &["run", "history"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("history is not enabled"));
+}
+
+#[test]
+fn a_database_url_keeps_aliases_in_postgres() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let schema = format!("yb_bin_test_{}", std::process::id());
+    let admin = "postgresql://postgres@127.0.0.1:5432/test";
+    let sql = |statement: String| {
+        runtime.block_on(async {
+            let (client, connection) = tokio_postgres::connect(admin, tokio_postgres::NoTls)
+                .await
+                .expect("PostgreSQL runs on 127.0.0.1:5432 (.ci/run starts it)");
+            let running = tokio::spawn(connection);
+            let result = client.batch_execute(&statement).await;
+            drop(client);
+            let _ = running.await;
+            result
+        })
+    };
+    sql(format!(
+        "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
+    ))
+    .expect("create the schema");
+    let url =
+        format!("postgresql://postgres@127.0.0.1:5432/test?options=-c%20search_path%3D{schema}");
+    let env = [("YETIBOT_DB_URL", url.as_str())];
+    let dir = crate::Workdir::new();
+    let first = crate::run_in(&dir, &env, &["run", r#"alias pg = "echo from postgres""#]);
+    let second = crate::run_in(&dir, &env, &["run", "pg"]);
+    let _ = sql(format!("DROP SCHEMA IF EXISTS {schema} CASCADE"));
+    assert_eq!(String::from_utf8_lossy(&first.stdout), "pg alias created\n");
+    assert_eq!(String::from_utf8_lossy(&second.stdout), "from postgres\n");
+    assert!(
+        !dir.path.join("data").exists(),
+        "no SQLite file when a URL is given"
+    );
+}
+
+#[test]
+fn an_unreachable_database_is_a_clear_error_without_the_password() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let url = format!("postgresql://bot:pw-0123456789-secret@127.0.0.1:{port}/yetibot");
+    let out = run(&[("YETIBOT_DB_URL", &url)], &["run", "echo hi"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr,
+        "cannot open the history store: cannot connect to the database: connection refused\n"
+    );
+    assert!(out.stdout.is_empty());
+}

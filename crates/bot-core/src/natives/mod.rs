@@ -2,6 +2,13 @@
 //! tool's name and the kind the policy's rules read. Descriptions and schemas stay with the
 //! tools themselves (the AI commands build them into definitions when they offer a tool).
 
+mod history;
+
+pub use history::{
+    DEFAULT_HISTORY_LIMIT, HistoryToolError, MAX_HISTORY_LIMIT, MAX_HISTORY_PAGE_CHARS,
+    MAX_HISTORY_QUERY_CHARS, history_count_tool, history_tool,
+};
+
 use yetibot_conversation::AdapterKind;
 use yetibot_tool_policy::NativeKind::{Computation, Context, PlatformAction, Service};
 use yetibot_tool_policy::NativeTool;
