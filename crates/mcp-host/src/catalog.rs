@@ -343,6 +343,18 @@ impl ServerCatalog {
         Self::build(tools, servers, Vec::new(), MAX_TOOLS)
     }
 
+    /// [`ServerCatalog::new`] that keeps reporting `dropped`, tools already left out
+    /// elsewhere (as when merging the catalogs of several sessions, or adding a host's own
+    /// tools to one, for a listing).
+    #[must_use]
+    pub fn with_dropped(
+        tools: Vec<ToolInfo>,
+        servers: Vec<ServerInstructions>,
+        dropped: Vec<DroppedTool>,
+    ) -> Self {
+        Self::build(tools, servers, dropped, MAX_TOOLS)
+    }
+
     /// [`ServerCatalog::new`] with earlier drops (invalid names) to report first and a tool limit
     /// of at most [`MAX_TOOLS`].
     pub(crate) fn build(
