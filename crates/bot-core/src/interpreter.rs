@@ -56,6 +56,9 @@ pub struct Reply {
     pub data: Option<Value>,
     /// The error that stopped the pipeline, formatted for chat.
     pub error: Option<String>,
+    /// When the last stage was a model's answer: how it was produced, for the reply's
+    /// caption.
+    pub meta: Option<std::sync::Arc<crate::ai::AnswerMeta>>,
 }
 
 impl Reply {
@@ -64,6 +67,7 @@ impl Reply {
             value: Value::String(String::new()),
             data: None,
             error: Some(error),
+            meta: None,
         }
     }
 
@@ -216,6 +220,7 @@ impl From<Piped> for Reply {
             value: piped.value,
             data: piped.data,
             error: None,
+            meta: piped.meta,
         }
     }
 }
@@ -631,7 +636,14 @@ impl Interpreter {
         scope: &Scope<'_>,
     ) -> Result<(Piped, usize), String> {
         let failure = |message: &str| failure_line(typed, message);
-        let mut outcome = self.dispatch(line, &input, scope).await;
+        // How much of the line is piped text appended after the typed arguments (a space
+        // and the text), so that a command can tell its own arguments from its input.
+        let appended = if line.len() > typed.len() && !typed.contains("%s") {
+            line.len() - typed.len()
+        } else {
+            0
+        };
+        let mut outcome = self.dispatch(line, &input, scope, appended).await;
         let mut consumed = 0;
         if let Outcome::Consumed { stages, .. } = &outcome {
             consumed = *stages;
@@ -645,16 +657,27 @@ impl Interpreter {
             Outcome::Failed(error) => return Err(error),
             Outcome::Value(value) => {
                 data_changed = false;
-                Piped { value, ..input }
+                Piped {
+                    value,
+                    meta: None,
+                    ..input
+                }
             }
             Outcome::Unpaired(value) => {
                 data_changed = false;
                 Piped {
                     value,
                     records_at: None,
+                    meta: None,
                     ..input
                 }
             }
+            Outcome::Answer { value, meta } => Piped {
+                value,
+                data: None,
+                records_at: None,
+                meta: Some(std::sync::Arc::from(meta)),
+            },
             Outcome::Data { value, data, path } => {
                 // Records are where the path points, or the data itself when it is an array.
                 let records_at = match (&data, path) {
@@ -666,6 +689,7 @@ impl Interpreter {
                     value,
                     data,
                     records_at,
+                    meta: None,
                 }
             }
             Outcome::Piped(piped) => piped,
@@ -686,7 +710,13 @@ impl Interpreter {
     }
 
     /// Finds and runs the command a line names.
-    async fn dispatch(&self, line: &str, input: &Piped, scope: &Scope<'_>) -> Outcome {
+    async fn dispatch(
+        &self,
+        line: &str,
+        input: &Piped,
+        scope: &Scope<'_>,
+        appended: usize,
+    ) -> Outcome {
         let text = line.trim_start();
         let (word, args) = match text.find(char::is_whitespace) {
             Some(at) => {
@@ -741,6 +771,7 @@ impl Interpreter {
                 data,
                 records,
                 following,
+                appended,
                 runner: Runner {
                     interpreter: self,
                     scope,
@@ -761,7 +792,7 @@ impl Interpreter {
         }
         if self.registry.get("help").is_some() && word != "help" {
             let help = format!("help {text}");
-            return Box::pin(self.dispatch(&help, input, scope)).await;
+            return Box::pin(self.dispatch(&help, input, scope, 0)).await;
         }
         Outcome::error(format!("I don't know how to handle {word}"))
     }

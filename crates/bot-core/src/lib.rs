@@ -27,8 +27,10 @@ pub use interpreter::{
     Reply, Runner, Settings,
 };
 pub use natives::{
-    DEFAULT_HISTORY_LIMIT, HistoryToolError, MAX_HISTORY_LIMIT, MAX_HISTORY_PAGE_CHARS,
-    MAX_HISTORY_QUERY_CHARS, history_count_tool, history_tool, native_tools,
+    DEFAULT_HISTORY_LIMIT, HelpToolError, HistoryToolError, IMPLEMENTED_NATIVE_TOOLS,
+    MAX_HELP_CHARS, MAX_HELP_TOPICS, MAX_HISTORY_LIMIT, MAX_HISTORY_PAGE_CHARS,
+    MAX_HISTORY_QUERY_CHARS, help_tool, history_count_tool, history_tool, native_definition,
+    native_tools,
 };
 pub use recorder::{
     DEFAULT_QUEUE_CAPACITY, History, HistoryOptions, MAX_RECORDED_BODY_BYTES, MAX_WRITE_BATCH,

@@ -42,6 +42,10 @@ pub struct Call<'a> {
     /// sub-expressions whose command the caller may run here. Empty for a stage run by
     /// another command.
     pub following: Vec<&'a str>,
+    /// How many bytes at the end of `args` are the previous stage's text that the
+    /// interpreter appended (a space and the text), `0` when nothing was appended (no piped
+    /// text, a collection, or a `%s` placeholder that placed it).
+    pub appended: usize,
     /// Runs other commands and reaches the interpreter's services.
     pub runner: Runner<'a>,
 }
@@ -54,6 +58,14 @@ impl Call<'_> {
             .get(n)
             .and_then(Option::as_deref)
             .unwrap_or_default()
+    }
+
+    /// The arguments as the caller typed them: `args` without the piped text the
+    /// interpreter appended. Text placed with `%s` stays, as it is part of what was typed.
+    #[must_use]
+    pub fn typed_args(&self) -> &str {
+        let end = self.args.len().saturating_sub(self.appended);
+        self.args.get(..end).unwrap_or(self.args).trim_end()
     }
 }
 

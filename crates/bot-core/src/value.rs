@@ -6,8 +6,11 @@
 //! an array, a map is an object.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use yetibot_json_util::{Integer, Object, Value};
+
+use crate::ai::AnswerMeta;
 
 /// The most rows a value may have.
 pub const MAX_ROWS: usize = 10_000;
@@ -24,6 +27,10 @@ pub struct Piped {
     /// Where in `data` the array of records paired with the rows of `value` is (`Some(vec![])`
     /// when the data itself is that array), if anywhere. The records are not copied out.
     pub records_at: Option<Vec<PathStep>>,
+    /// How the value was produced, when the stage that produced it was a model's answer: the
+    /// provider, model, duration, tool calls and cost its reply is captioned with. Any later
+    /// stage clears it.
+    pub meta: Option<Arc<AnswerMeta>>,
 }
 
 impl Piped {
@@ -35,6 +42,7 @@ impl Piped {
             value,
             data: records.map(Value::Array),
             records_at,
+            meta: None,
         }
     }
 
@@ -53,6 +61,7 @@ impl Default for Piped {
             value: Value::String(String::new()),
             data: None,
             records_at: None,
+            meta: None,
         }
     }
 }
@@ -78,6 +87,13 @@ pub enum Outcome {
     },
     /// A whole pipeline state, as an alias body or a nested run leaves it.
     Piped(Piped),
+    /// A model's answer: new text (no data, nothing paired) and how it was produced.
+    Answer {
+        /// The answer text.
+        value: Value,
+        /// Provider, model, duration, tool calls and cost.
+        meta: Box<AnswerMeta>,
+    },
     /// The command failed; the pipeline stops with this message.
     Error(String),
     /// A pipeline inside the command (an alias body) failed with this error, already

@@ -1,13 +1,69 @@
-//! Wires the command language: the interpreter with its built-in commands, aliases and
-//! chat history in the configured store (PostgreSQL, or the SQLite file by default), and
-//! randomness seeded by the process.
+//! Wires the command language: the interpreter with its built-in commands and the AI
+//! commands, aliases and chat history in the configured store (PostgreSQL, or the SQLite
+//! file by default), and randomness seeded by the process.
 
 use std::hash::BuildHasher;
+use std::sync::Arc;
 
+use yetibot_ai_providers::{Client, ClientOptions};
+use yetibot_bot_core::ai::AiServices;
 use yetibot_bot_core::{HistoryOptions, Interpreter, Notify, Writer, builtins};
+use yetibot_discovery_cache::DiscoveryCache;
 use yetibot_json_util::SplitMix64;
+use yetibot_mcp_host::{Host, HostOptions};
 
 use crate::config::Config;
+
+/// Why the commands could not be wired. Neither variant names a credential.
+#[derive(Debug, thiserror::Error)]
+pub enum WireError {
+    /// The history store could not be opened.
+    #[error("cannot open the history store: {0}")]
+    Store(#[from] yetibot_history_store::Error),
+    /// The provider client could not be built.
+    #[error("cannot build the HTTP client: {0}")]
+    Client(String),
+    /// The MCP host could not be built.
+    #[error("cannot set up MCP: {0}")]
+    Mcp(#[from] yetibot_mcp_host::Error),
+}
+
+/// The AI commands' services from the configuration: the provider client and MCP host
+/// (both redacting every configured credential), the toolsets, the process's monotonic
+/// clock, and `discovery` when background model discovery fills one.
+///
+/// # Errors
+///
+/// [`WireError::Client`] or [`WireError::Mcp`] when the HTTP client or the MCP host cannot
+/// be built.
+pub fn ai_services(
+    config: &Config,
+    discovery: Option<DiscoveryCache>,
+) -> Result<AiServices, WireError> {
+    // MCP's HTTP client needs the process-wide rustls provider; the provider client
+    // brings its own. Installing it twice is harmless.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = Client::new(ClientOptions::default())
+        .map_err(|error| WireError::Client(error.user_message()))?
+        .with_secrets(config.secrets.clone());
+    let host = Host::new(
+        config.servers.clone(),
+        HostOptions::new()
+            .with_standard_env(crate::config::environment::standard_variable)
+            .with_secrets(config.secrets.clone()),
+    )?;
+    let services = AiServices::new(
+        client,
+        config.providers.clone(),
+        host,
+        config.policy.clone(),
+        Arc::new(tokio::time::Instant::now),
+    );
+    Ok(match discovery {
+        Some(cache) => services.with_discovery(cache),
+        None => services,
+    })
+}
 
 /// The interpreter every entry point shares, and the history writer that must run for its
 /// recordings to reach the store (`None` when history is disabled).
@@ -21,15 +77,24 @@ pub struct Wiring {
 }
 
 /// Opens the configured store (creating or migrating its tables) and builds the
-/// interpreter over it. `notify` receives the history recorder's outage reports.
+/// interpreter over it, with the AI commands over `ai`. `notify` receives the history
+/// recorder's outage reports.
 ///
 /// # Errors
 ///
 /// The store's error when it cannot be opened; it names no credential.
-pub async fn wire(config: &Config, notify: Notify) -> Result<Wiring, yetibot_history_store::Error> {
+pub async fn wire(
+    config: &Config,
+    ai: AiServices,
+    notify: Notify,
+) -> Result<Wiring, yetibot_history_store::Error> {
     let stores = yetibot_history_store::open(&config.store).await?;
+    let mut registry = builtins();
+    for spec in yetibot_bot_core::ai::commands(Arc::new(ai)) {
+        registry.add(spec);
+    }
     let interpreter = Interpreter::new(
-        builtins(),
+        registry,
         stores.aliases,
         Box::new(SplitMix64::new(seed())),
         config.settings.clone(),
@@ -56,7 +121,8 @@ fn seed() -> u64 {
 
 /// A reply as one JSON object for scripts: `{"value": ..., "data": ..., "error": ...}`,
 /// where `value` and `data` are the JSON of the shown value and the data (numbers exactly as
-/// the commands produced them; `null` when absent) and `error` the chat text of the error.
+/// the commands produced them; `null` when absent) and `error` the chat text of the error;
+/// a model's answer adds `meta` (provider, model, duration, tool calls, usage, cost label).
 #[must_use]
 pub fn reply_json(reply: &yetibot_bot_core::Reply) -> String {
     let value = if reply.error.is_some() {
@@ -72,5 +138,11 @@ pub fn reply_json(reply: &yetibot_bot_core::Reply) -> String {
         || "null".to_owned(),
         |e| serde_json::Value::String(e.to_owned()).to_string(),
     );
-    format!(r#"{{"value":{value},"data":{data},"error":{error}}}"#)
+    match &reply.meta {
+        Some(meta) => format!(
+            r#"{{"value":{value},"data":{data},"error":{error},"meta":{}}}"#,
+            meta.to_json()
+        ),
+        None => format!(r#"{{"value":{value},"data":{data},"error":{error}}}"#),
+    }
 }

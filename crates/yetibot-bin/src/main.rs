@@ -86,9 +86,24 @@ fn run_once(expression: &str, json: bool) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // No background discovery in a one-shot run: with several providers, `--model` alone
+    // asks for `--provider` (the catalogs have not been read).
+    let ai = match yetibot_bin::commands::ai_services(&config, None) {
+        Ok(ai) => ai,
+        Err(error) => {
+            let message = error.to_string();
+            let _ = writeln!(
+                std::io::stderr(),
+                "{}",
+                config.secrets.redact_text(&message)
+            );
+            return ExitCode::FAILURE;
+        }
+    };
     // `run` only reads history (it records nothing), so its writer is not needed.
     let wired = runtime.block_on(yetibot_bin::commands::wire(
         &config,
+        ai,
         std::sync::Arc::new(|_| {}),
     ));
     let interpreter = match wired {
@@ -165,18 +180,26 @@ async fn serve(config: Config) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
-    let wiring = match yetibot_bin::commands::wire(&config, std::sync::Arc::new(log_notice)).await {
-        Ok(wiring) => wiring,
+    let cache = DiscoveryCache::new(Bounds::default());
+    let ai = match yetibot_bin::commands::ai_services(&config, Some(cache.clone())) {
+        Ok(ai) => ai,
         Err(error) => {
-            let message = format!("cannot open the history store: {error}");
-            tracing::error!("{}", config.secrets.redact_text(&message));
+            tracing::error!("{}", config.secrets.redact_text(&error.to_string()));
             return ExitCode::FAILURE;
         }
     };
+    let wiring =
+        match yetibot_bin::commands::wire(&config, ai, std::sync::Arc::new(log_notice)).await {
+            Ok(wiring) => wiring,
+            Err(error) => {
+                let message = format!("cannot open the history store: {error}");
+                tracing::error!("{}", config.secrets.redact_text(&message));
+                return ExitCode::FAILURE;
+            }
+        };
     tracing::info!("history store ready: {}", config.store.describe());
     let interpreter = wiring.interpreter;
     let writer = wiring.writer.map(|writer| tokio::spawn(writer.run()));
-    let cache = DiscoveryCache::new(Bounds::default());
     let discovering = if config.providers.is_empty() {
         false
     } else if let Err(error) = cache.configure(&discovery::listings(&config.providers)) {

@@ -1,5 +1,18 @@
-//! The AI commands (`ai`, `grok`, `zen`, `cf`): their options and piped input today; the
-//! commands, the tool loop's model turn and tool router, and the reply metadata as they land.
+//! The AI commands (`ai` today; `grok`, `zen` and `cf` as they land): options, routing,
+//! piped data, the tool loop's model turn and tool router, and the metadata every answer
+//! carries.
 
+mod command;
 pub mod flags;
+mod listing;
+mod meta;
 pub mod piped;
+mod prompt;
+mod router;
+mod services;
+mod turn;
+
+pub use command::commands;
+pub use meta::AnswerMeta;
+pub use prompt::RUNNER_INSTRUCTIONS;
+pub use services::{AiServices, Clock};

@@ -69,6 +69,7 @@ async fn xargs(call: Call<'_>) -> Outcome {
                         value: collection.clone(),
                         data: record,
                         records_at: None,
+                        meta: None,
                     },
                 ),
                 scalar => {
@@ -90,6 +91,7 @@ async fn xargs(call: Call<'_>) -> Outcome {
                             value: Value::String(String::new()),
                             data: record,
                             records_at: None,
+                            meta: None,
                         },
                     )
                 }
@@ -144,6 +146,7 @@ async fn repeat(call: Call<'_>) -> Outcome {
             value,
             data: call.data.cloned(),
             records_at: None,
+            meta: None,
         },
     };
     let mut values = Vec::with_capacity(times);

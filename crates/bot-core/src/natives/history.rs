@@ -104,6 +104,25 @@ pub async fn history_count_tool(
     Ok(json!({ "count": count }).to_string())
 }
 
+/// Whether `history` arguments pass every static rule (no store, no caller): the offline
+/// check a whole batch gets before any call runs.
+pub(crate) fn history_arguments_ok(arguments: &str) -> bool {
+    Arguments::read(arguments, &["query", "limit", "before_id"])
+        .and_then(|args| {
+            args.query()?;
+            args.limit()?;
+            args.before_id()
+        })
+        .is_ok()
+}
+
+/// Whether `history_count` arguments pass every static rule.
+pub(crate) fn history_count_arguments_ok(arguments: &str) -> bool {
+    Arguments::read(arguments, &["query"])
+        .and_then(|args| args.query())
+        .is_ok()
+}
+
 /// The filter of a tool's `query`.
 fn filter(query: Option<String>) -> HistoryFilter {
     HistoryFilter {

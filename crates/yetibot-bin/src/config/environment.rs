@@ -310,3 +310,19 @@ fn insert(tree: &mut Value, segments: &[Segment], value: Value) -> Result<(), ()
 pub fn config_path() -> Option<String> {
     std::env::var("CONFIG_PATH").ok()
 }
+
+/// One of the standard variables local MCP servers inherit (`PATH`, `HOME` and the few
+/// others `yetibot-mcp-host` asks for by name); nothing else of the environment reaches
+/// them.
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the binary's configuration loader is the one place that reads the environment"
+)]
+#[must_use]
+pub fn standard_variable(name: &str) -> Option<String> {
+    if yetibot_mcp_host::STANDARD_ENV_NAMES.contains(&name) {
+        std::env::var(name).ok()
+    } else {
+        None
+    }
+}

@@ -1,6 +1,7 @@
 //! Drives the `yetibot` executable from outside: `check-config` exit codes and output, and a
 //! clean shutdown of the running bot on SIGINT and SIGTERM.
 
+mod ai;
 mod discovery;
 mod run;
 

@@ -1,0 +1,58 @@
+//! The tool loop's model turn over `yetibot-ai-providers`: one provider request per turn,
+//! on either wire API, with the budget guidance as a closing host message.
+
+use yetibot_ai_providers::{Client, Provider, TurnEvent, TurnRequest};
+use yetibot_conversation::{Conversation, Message, ModelResponse, ToolDefinition};
+use yetibot_tool_policy::{BudgetGuidance, ModelTurn};
+
+use crate::ai::meta::UsageSum;
+
+/// Sends each turn of one request to its provider and model, summing usage.
+pub(crate) struct ProviderTurn<'a> {
+    pub(crate) client: &'a Client,
+    pub(crate) provider: &'a Provider,
+    pub(crate) model: &'a str,
+    pub(crate) max_output_tokens: Option<u32>,
+    pub(crate) usage: UsageSum,
+}
+
+/// The guidance a tool-offering turn ends with. It advises; preflight enforces.
+pub(crate) fn guidance_text(guidance: BudgetGuidance) -> String {
+    format!(
+        "Tool budget for this request: {} calls in total, {} used, {} remaining. Keep your \
+         whole next batch of calls within the remaining {}; when none remain, answer with \
+         the evidence you have.",
+        guidance.total, guidance.used, guidance.remaining, guidance.remaining
+    )
+}
+
+impl ModelTurn for ProviderTurn<'_> {
+    type Error = yetibot_ai_providers::Error;
+
+    async fn turn(
+        &mut self,
+        conversation: &Conversation,
+        tools: &[ToolDefinition],
+        guidance: Option<BudgetGuidance>,
+    ) -> Result<ModelResponse, Self::Error> {
+        let mut messages = conversation.messages.clone();
+        if let Some(guidance) = guidance {
+            messages.push(Message::System(guidance_text(guidance)));
+        }
+        let request = TurnRequest {
+            model: Some(self.model.to_owned()),
+            messages,
+            tools: tools.to_vec(),
+            tools_enabled: !tools.is_empty(),
+            max_output_tokens: self.max_output_tokens,
+            stream: false,
+        };
+        let mut ignore = |_: TurnEvent| {};
+        let turn = self
+            .client
+            .turn(self.provider, &request, &mut ignore)
+            .await?;
+        self.usage.add(turn.usage.as_ref());
+        Ok(turn.into())
+    }
+}

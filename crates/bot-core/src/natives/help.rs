@@ -1,0 +1,231 @@
+//! The `help` native tool: pages of registered command topics, or one topic's usage lines.
+//! It reads the registry only: it never runs a command, and runtime aliases (whose bodies
+//! are users' text) are not topics.
+
+use serde_json::json;
+use yetibot_json_util::Value;
+
+use crate::registry::Registry;
+
+/// Topics per page, at most and by default.
+pub const MAX_HELP_TOPICS: u32 = 20;
+/// The longest serialized `help` result, in characters.
+pub const MAX_HELP_CHARS: usize = 10_000;
+
+/// Why a `help` call failed; the message quotes no argument.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HelpToolError {
+    /// The arguments break the tool's rules.
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(&'static str),
+    /// No registered command has that name.
+    #[error("no command has that name; call help without a topic to list them")]
+    UnknownTopic,
+}
+
+/// What a `help` call asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Request {
+    Page { after: Option<String>, limit: u32 },
+    Topic(String),
+}
+
+fn read(arguments: &str) -> Result<Request, HelpToolError> {
+    let invalid = HelpToolError::InvalidArguments;
+    let text = if arguments.trim().is_empty() {
+        "{}"
+    } else {
+        arguments
+    };
+    let Ok(Value::Object(object)) = Value::parse(text) else {
+        return Err(invalid("the arguments must be one JSON object"));
+    };
+    let get = |key: &str| object.get(key).filter(|v| !matches!(v, Value::Null));
+    if object
+        .iter()
+        .any(|(key, _)| !["topic", "after", "limit"].contains(&key))
+    {
+        return Err(invalid("help accepts only topic, after and limit"));
+    }
+    let short_string = |value: &Value, what: &'static str| match value {
+        Value::String(s) if !s.is_empty() && s.chars().count() <= 100 => Ok(s.clone()),
+        _ => Err(invalid(what)),
+    };
+    if let Some(topic) = get("topic") {
+        if get("after").is_some() || get("limit").is_some() {
+            return Err(invalid("with topic, leave out after and limit"));
+        }
+        return Ok(Request::Topic(short_string(
+            topic,
+            "topic must be a command name of 1 to 100 characters",
+        )?));
+    }
+    let after = get("after")
+        .map(|v| short_string(v, "after must be a topic name of 1 to 100 characters"))
+        .transpose()?;
+    let limit = match get("limit") {
+        None => MAX_HELP_TOPICS,
+        Some(Value::Integer(n)) => n
+            .to_i64()
+            .and_then(|n| u32::try_from(n).ok())
+            .filter(|n| (1..=MAX_HELP_TOPICS).contains(n))
+            .ok_or(invalid("limit must be an integer from 1 to 20"))?,
+        Some(_) => return Err(invalid("limit must be an integer from 1 to 20")),
+    };
+    Ok(Request::Page { after, limit })
+}
+
+/// Whether `help` arguments pass every static rule.
+pub(crate) fn help_arguments_ok(arguments: &str) -> bool {
+    read(arguments).is_ok()
+}
+
+/// The `help` tool. Without `topic`: `{"topics": [{"name", "summary"}], "has_more",
+/// "next_after"}`, topics in name order after the `after` cursor, at most `limit` (1–20,
+/// default 20). With `topic` (a command name): `{"topic", "usage": [...], "truncated"}`,
+/// its usage lines, shortened to fit [`MAX_HELP_CHARS`].
+///
+/// # Errors
+///
+/// [`HelpToolError`] for invalid arguments or a name no command has.
+pub fn help_tool(registry: &Registry, arguments: &str) -> Result<String, HelpToolError> {
+    match read(arguments)? {
+        Request::Topic(name) => {
+            let spec = registry.get(&name).ok_or(HelpToolError::UnknownTopic)?;
+            let mut usage: Vec<String> = Vec::new();
+            let mut truncated = false;
+            // Room for the envelope; each line is counted as serialized.
+            let mut used = json!({"topic": name, "usage": [], "truncated": true})
+                .to_string()
+                .chars()
+                .count();
+            for line in spec.help() {
+                let size = serde_json::Value::String(line.clone())
+                    .to_string()
+                    .chars()
+                    .count()
+                    + 1;
+                if used + size > MAX_HELP_CHARS {
+                    truncated = true;
+                    break;
+                }
+                used += size;
+                usage.push(line);
+            }
+            Ok(json!({"topic": name, "usage": usage, "truncated": truncated}).to_string())
+        }
+        Request::Page { after, limit } => {
+            let mut topics = Vec::new();
+            let mut remaining = registry
+                .iter()
+                .filter(|spec| after.as_deref().is_none_or(|a| spec.name.as_str() > a));
+            for spec in remaining
+                .by_ref()
+                .take(usize::try_from(limit).unwrap_or(20))
+            {
+                let first = spec.help().into_iter().next().unwrap_or_default();
+                let summary: String = match first.split_once(" # ") {
+                    Some((_, what)) => what.chars().take(200).collect(),
+                    None => String::new(),
+                };
+                topics.push(json!({"name": spec.name, "summary": summary}));
+            }
+            let has_more = remaining.next().is_some();
+            let next_after = if has_more {
+                topics
+                    .last()
+                    .and_then(|t| t["name"].as_str().map(str::to_owned))
+            } else {
+                None
+            };
+            // 20 topics of at most 100 + 200 characters stay far inside the bound.
+            Ok(
+                json!({"topics": topics, "has_more": has_more, "next_after": next_after})
+                    .to_string(),
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::{CommandSpec, Plain};
+    use crate::value::Outcome;
+
+    fn registry(n: usize) -> Registry {
+        let mut registry = Registry::new();
+        for i in 0..n {
+            registry.add(CommandSpec::new(&format!("cmd{i:02}"), &[]).route(
+                None,
+                &format!("cmd{i:02} <x> # does thing {i}"),
+                Plain(|_: &crate::Call<'_>| Outcome::text("")),
+            ));
+        }
+        registry
+    }
+
+    #[test]
+    fn pages_follow_the_cursor_until_there_are_no_more() {
+        let registry = registry(25);
+        let first: serde_json::Value =
+            serde_json::from_str(&help_tool(&registry, "{}").expect("page")).expect("json");
+        assert_eq!(first["topics"].as_array().map(Vec::len), Some(20));
+        assert_eq!(first["has_more"], true);
+        assert_eq!(first["next_after"], "cmd19");
+        assert_eq!(first["topics"][0]["summary"], "does thing 0");
+        let second: serde_json::Value = serde_json::from_str(
+            &help_tool(&registry, r#"{"after":"cmd19","limit":20}"#).expect("page"),
+        )
+        .expect("json");
+        assert_eq!(second["topics"].as_array().map(Vec::len), Some(5));
+        assert_eq!(second["has_more"], false);
+        assert_eq!(second["next_after"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn a_topic_shows_its_usage_and_bad_arguments_are_refused() {
+        let registry = registry(2);
+        let topic: serde_json::Value =
+            serde_json::from_str(&help_tool(&registry, r#"{"topic":"cmd01"}"#).expect("topic"))
+                .expect("json");
+        assert_eq!(topic["usage"][0], "cmd01 <x> # does thing 1");
+        assert_eq!(topic["truncated"], false);
+        assert_eq!(
+            help_tool(&registry, r#"{"topic":"nope"}"#),
+            Err(HelpToolError::UnknownTopic)
+        );
+        for bad in [
+            r#"{"topic":"cmd01","limit":2}"#,
+            r#"{"limit":0}"#,
+            r#"{"limit":21}"#,
+            r#"{"limit":"3"}"#,
+            r#"{"run":"cmd01"}"#,
+            r#"{"topic":""}"#,
+            "[1]",
+            r#"{"limit":1,"limit":2}"#,
+        ] {
+            assert!(!help_arguments_ok(bad), "{bad}");
+            assert!(help_tool(&registry, bad).is_err(), "{bad}");
+        }
+        assert!(help_arguments_ok(""));
+    }
+
+    #[test]
+    fn long_usage_is_cut_to_the_bound_and_says_so() {
+        let mut registry = Registry::new();
+        let mut spec = CommandSpec::new("big", &[]);
+        for i in 0..200 {
+            spec = spec.route(
+                Some(&format!("^x{i}$")),
+                &format!("big {i} {}", "y".repeat(100)),
+                Plain(|_: &crate::Call<'_>| Outcome::text("")),
+            );
+        }
+        registry.add(spec);
+        let text = help_tool(&registry, r#"{"topic":"big"}"#).expect("topic");
+        assert!(text.chars().count() <= MAX_HELP_CHARS);
+        let value: serde_json::Value = serde_json::from_str(&text).expect("json");
+        assert_eq!(value["truncated"], true);
+    }
+}

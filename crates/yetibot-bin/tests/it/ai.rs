@@ -1,0 +1,425 @@
+//! The `ai` command end to end: `yetibot run` against the provider fixture on loopback,
+//! asserting what the fixture received (count, path, body, headers) and what was printed.
+
+use provider_fixture::{Fixture, Recorded, Reply, script};
+use serde_json::{Value, json};
+
+use crate::Workdir;
+
+/// A secret placed in the provider's key slot: it may appear nowhere but that provider's
+/// Authorization header.
+const CANARY: &str = "canary-7f3a9c1e-secret";
+
+/// Runs `yetibot run <args>` with this configuration in a fresh directory, off the async
+/// runtime so the fixture keeps answering.
+async fn run_ai(edn: String, args: Vec<String>) -> std::process::Output {
+    tokio::task::spawn_blocking(move || {
+        let dir = Workdir::new();
+        let file = dir.path.join("config.edn");
+        std::fs::write(&file, edn).expect("write config");
+        let path = file.to_str().expect("utf-8").to_owned();
+        let args: Vec<&str> = std::iter::once("run")
+            .chain(args.iter().map(String::as_str))
+            .collect();
+        crate::run_in(&dir, &[("CONFIG_PATH", &path)], &args)
+    })
+    .await
+    .expect("the run finishes")
+}
+
+fn one_provider(fixture: &Fixture, extra: &str) -> String {
+    format!(
+        r#"{{:yetibot {{:ai {{:providers [{{:name "local" :url "{}" :key "{CANARY}" :model "m1"}}]{extra}}}}}}}"#,
+        fixture.url("/v1")
+    )
+}
+
+fn body(request: &Recorded) -> Value {
+    serde_json::from_slice(&request.body).expect("a JSON request body")
+}
+
+fn stdout(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Everything the binary printed, for the canary check.
+fn printed(output: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+fn chat_call(name: &str, arguments: &str) -> String {
+    json!({
+        "choices": [{
+            "message": {
+                "role": "assistant",
+                "content": null,
+                "tool_calls": [{
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": name, "arguments": arguments},
+                }],
+            },
+            "finish_reason": "tool_calls",
+        }],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 3},
+    })
+    .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_goes_to_the_default_provider_once_and_its_answer_is_printed() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion("Map transforms; reduce folds.")),
+    );
+    let out = run_ai(
+        one_provider(&fixture, ""),
+        vec!["ai Explain the difference between map and reduce.".into()],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+    assert_eq!(stdout(&out), "Map transforms; reduce folds.\n");
+    let requests = fixture.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].method, "POST");
+    assert_eq!(requests[0].path, "/v1/chat/completions");
+    assert_eq!(
+        requests[0]
+            .headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok()),
+        Some(format!("Bearer {CANARY}").as_str())
+    );
+    let sent = body(&requests[0]);
+    assert_eq!(sent["model"], "m1");
+    let messages = sent["messages"].as_array().expect("messages");
+    assert_eq!(messages[0]["role"], "system");
+    assert!(
+        messages[0]["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("untrusted"))
+    );
+    // The prompt, then the budget guidance that closes every tool-offering turn.
+    let prompt = &messages[messages.len() - 2];
+    assert_eq!(prompt["role"], "user");
+    assert_eq!(
+        prompt["content"],
+        "Explain the difference between map and reduce."
+    );
+    let guidance = &messages[messages.len() - 1];
+    assert_eq!(guidance["role"], "system");
+    assert!(
+        guidance["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("6 calls in total, 0 used, 6 remaining"))
+    );
+    // The local operator is trusted: the native tools are offered.
+    let tools: Vec<&str> = sent["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert!(tools.contains(&"yetibot__help"), "{tools:?}");
+    assert!(tools.contains(&"yetibot__util"), "{tools:?}");
+    assert!(!printed(&out).contains(CANARY));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_tools_sends_no_tool_definitions_and_the_metadata_is_in_json_output() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion("Snow falls.")),
+    );
+    let out = run_ai(
+        one_provider(&fixture, ""),
+        vec![
+            "--json".into(),
+            "ai --no-tools --model m2 Write a short poem about snow.".into(),
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+    let reply: Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(reply["value"], "Snow falls.");
+    assert_eq!(reply["meta"]["provider"], "local");
+    assert_eq!(reply["meta"]["model"], "m2");
+    assert_eq!(reply["meta"]["tool_calls"], 0);
+    assert_eq!(reply["meta"]["usage"]["input_tokens"], 1);
+    let requests = fixture.requests();
+    assert_eq!(requests.len(), 1);
+    let sent = body(&requests[0]);
+    assert_eq!(sent["model"], "m2");
+    assert!(sent.get("tools").is_none());
+    assert!(sent.get("tool_choice").is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn option_errors_stop_before_any_request() {
+    let fixture = Fixture::start().await.expect("fixture");
+    for line in [
+        "ai --model",
+        "ai --model a --model b hi",
+        "ai --no-tools --max-tool-calls 3 hi",
+        "ai --max-tool-calls 0 hi",
+        "ai --max-tool-calls 21 hi",
+        "ai --frobnicate hi",
+        "ai --toolset nope hi",
+        "ai --provider nope hi",
+        "ai",
+    ] {
+        let out = run_ai(one_provider(&fixture, ""), vec![line.into()]).await;
+        assert_eq!(out.status.code(), Some(1), "{line}: {}", printed(&out));
+        assert!(stdout(&out).contains("💥"), "{line}: {}", stdout(&out));
+    }
+    assert_eq!(fixture.requests().len(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_native_tool_call_runs_and_its_result_goes_back_to_the_model() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(chat_call(
+            "yetibot__util",
+            r#"{"operation":"count","input_json":"[1,2,3]"}"#,
+        )),
+    );
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion("There are 3.")),
+    );
+    let out = run_ai(
+        one_provider(&fixture, ""),
+        vec!["--json".into(), "ai How many items are in [1,2,3]?".into()],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+    let reply: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(reply["value"], "There are 3.");
+    assert_eq!(reply["meta"]["tool_calls"], 1);
+    let requests = fixture.requests();
+    assert_eq!(requests.len(), 2);
+    let second = body(&requests[1]);
+    let messages = second["messages"].as_array().expect("messages");
+    let result = messages
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .expect("a tool result");
+    assert_eq!(result["tool_call_id"], "call_1");
+    assert!(
+        result["content"].as_str().is_some_and(|c| c.contains('3')),
+        "{result}"
+    );
+    // The first turn carried budget guidance: six calls by default.
+    let first = body(&requests[0]);
+    let guidance = first["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(guidance.contains("6 calls in total"), "{guidance}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spent_budget_sends_the_final_turn_without_tools() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(chat_call("yetibot__help", "{}")),
+    );
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion("Here is what I found.")),
+    );
+    let out = run_ai(
+        one_provider(&fixture, ""),
+        vec!["ai --max-tool-calls 1 What can you do?".into()],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+    assert_eq!(stdout(&out), "Here is what I found.\n");
+    let requests = fixture.requests();
+    assert_eq!(requests.len(), 2, "no extra closing turn");
+    assert!(body(&requests[0]).get("tools").is_some());
+    assert!(
+        body(&requests[1]).get("tools").is_none(),
+        "the final turn offers no tools"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invented_tool_refuses_the_batch_and_prints_the_trace() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(chat_call("yetibot__launch_rockets", r#"{"count":3}"#)),
+    );
+    let out = run_ai(one_provider(&fixture, ""), vec!["ai Do it.".into()]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", printed(&out));
+    let text = stdout(&out);
+    assert!(text.contains("#1"), "{text}");
+    assert!(
+        !text.contains("launch_rockets"),
+        "unknown names are withheld: {text}"
+    );
+    assert_eq!(fixture.requests().len(), 1, "nothing is retried");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn piped_text_is_a_separate_data_message_and_not_part_of_the_prompt() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion("A greeting.")),
+    );
+    let out = run_ai(
+        one_provider(&fixture, ""),
+        vec!["echo hello world | ai --no-tools Summarize this.".into()],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+    let sent = body(&fixture.requests()[0]);
+    let messages = sent["messages"].as_array().expect("messages");
+    let last = messages.last().expect("prompt");
+    assert_eq!(last["content"], "Summarize this.");
+    let data = &messages[messages.len() - 2];
+    assert_eq!(data["role"], "user");
+    assert!(
+        data["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("hello world")),
+        "{data}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pipe_only_request_answers_the_supplied_input() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion("Two words.")),
+    );
+    let out = run_ai(
+        one_provider(&fixture, ""),
+        vec!["echo hello world | ai --no-tools".into()],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+    assert_eq!(stdout(&out), "Two words.\n");
+    let sent = body(&fixture.requests()[0]);
+    let messages = sent["messages"].as_array().expect("messages");
+    assert_eq!(messages.len(), 3, "runner instructions, data, request");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_key_never_appears_in_output_even_when_the_model_repeats_it() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion(&format!("Your key is {CANARY}."))),
+    );
+    let out = run_ai(
+        one_provider(&fixture, ""),
+        vec!["--json".into(), "ai --no-tools What is my key?".into()],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+    assert!(!printed(&out).contains(CANARY), "{}", printed(&out));
+    // A provider error names no key either.
+    let failing = Fixture::start().await.expect("fixture");
+    failing.route(
+        "/v1/chat/completions",
+        Reply::status_json(401, format!(r#"{{"error":"bad key {CANARY}"}}"#)),
+    );
+    let out = run_ai(one_provider(&failing, ""), vec!["ai --no-tools hi".into()]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!printed(&out).contains(CANARY), "{}", printed(&out));
+    assert!(
+        !printed(&out).contains("bad key"),
+        "no provider body is echoed"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_placeholder_key_is_never_sent() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route("/v1/models", Reply::json(r#"{"data":[{"id":"m1"}]}"#));
+    let edn = format!(
+        r#"{{:yetibot {{:ai {{:providers [{{:name "zen" :url "{}" :key "REPLACE_WITH_OPENCODE_ZEN_API_KEY" :model "m1"}}]}}}}}}"#,
+        fixture.url("/v1")
+    );
+    let out = run_ai(edn.clone(), vec!["ai models zen".into()]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+    assert_eq!(stdout(&out), "m1\n");
+    let out = run_ai(edn, vec!["ai --no-tools hi".into()]).await;
+    assert_eq!(out.status.code(), Some(1), "a prompt needs a real key");
+    let requests = fixture.requests();
+    assert_eq!(requests.len(), 1, "only the listing reached the server");
+    assert!(requests[0].headers.get("authorization").is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listings_label_every_provider_and_one_failure_hides_no_other() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/a/v1/models",
+        Reply::json(r#"{"data":[{"id":"llama3.2"},{"id":"qwen3"}]}"#),
+    );
+    fixture.route("/b/v1/models", Reply::status_json(500, "{}"));
+    let edn = format!(
+        r#"{{:yetibot {{:ai {{:default-provider "b" :providers [{{:name "a" :url "{}" :model "llama3.2"}} {{:name "b" :url "{}"}}]}}}}}}"#,
+        fixture.url("/a/v1"),
+        fixture.url("/b/v1")
+    );
+    let out = run_ai(edn.clone(), vec!["ai providers".into()]).await;
+    assert_eq!(
+        stdout(&out),
+        "a: model llama3.2, chat-completions\nb: no default model, chat-completions (default)\n"
+    );
+    let out = run_ai(edn.clone(), vec!["ai models".into()]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("a: llama3.2\na: qwen3\nb: ⚠ "), "{text}");
+    let out = run_ai(edn.clone(), vec!["ai models a | random | data show".into()]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+    assert!(stdout(&out).contains("\"provider\""), "{}", stdout(&out));
+    // Two providers and no catalog read yet: --model alone cannot be routed.
+    let out = run_ai(edn, vec!["ai --model qwen3 hi".into()]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("--provider"), "{}", stdout(&out));
+    assert!(
+        fixture.requests().iter().all(|r| r.method == "GET"),
+        "no prompt was sent"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_are_listed_as_rows_that_xargs_can_feed_back() {
+    let fixture = Fixture::start().await.expect("fixture");
+    let edn = one_provider(&fixture, "");
+    let out = run_ai(edn.clone(), vec!["ai tools".into()]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+    let rows = stdout(&out);
+    assert!(
+        rows.lines().any(|l| l.starts_with("`yetibot/help`")),
+        "{rows}"
+    );
+    let out = run_ai(
+        edn.clone(),
+        vec!["ai tools | tail 2 | xargs ai tools".into()],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+    let out = run_ai(edn, vec!["ai tools yetibot/util | data show".into()]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+    assert!(stdout(&out).contains("inputSchema"), "{}", stdout(&out));
+    assert_eq!(fixture.requests().len(), 0, "listing runs no model");
+}
