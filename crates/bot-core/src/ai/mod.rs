@@ -1,4 +1,6 @@
-//! The AI commands (`ai`, `grok`, `zen`, `cf`): their options today; the commands, the
-//! tool loop's model turn and tool router, and the reply metadata as they land.
+//! The AI commands (`ai`, `grok`, `zen`, `cf`): their options and the cost label of a
+//! reply today; the commands, the tool loop's model turn and tool router, and the rest of
+//! the reply metadata as they land.
 
+pub mod cost;
 pub mod flags;
