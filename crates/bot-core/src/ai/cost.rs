@@ -103,8 +103,9 @@ impl CostTally {
         }
     }
 
-    /// Adds one parent model turn: every one must be added, including a turn without usage
-    /// (which leaves the total incomplete, so the label becomes `cost n/a`).
+    /// Adds one parent model turn: every one must be added, including a turn without usage,
+    /// which leaves any reported or estimated total incomplete (`cost n/a`; only a freshly
+    /// verified free Zen model keeps its verified zero).
     pub fn add_turn(&mut self, model: &str, usage: Option<&Usage>) {
         self.turns = self.turns.saturating_add(1);
         let usage = usage.copied().unwrap_or_default();
