@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use serde_json::{Value, json};
 use yetibot_ai_providers::{
     Client, ClientOptions, ModelListing, PROBE_TOOL, Provider, ProviderConfig, ProviderSet,
-    TurnEvent, TurnRequest, probe_tool,
+    TurnEvent, TurnRequest, Usage, probe_tool,
 };
 
 const USAGE: &str = "usage:
@@ -99,11 +99,7 @@ async fn run(args: Args) -> ExitCode {
                         "answer": turn.text,
                         "tool_calls": calls,
                         "finish_reason": turn.finish_reason,
-                        "usage": turn.usage.map(|u| json!({
-                            "input_tokens": u.input_tokens,
-                            "output_tokens": u.output_tokens,
-                            "cost": u.cost,
-                        })),
+                        "usage": turn.usage.as_ref().map(usage_json),
                     });
                     if args.tool_probe {
                         last["tool_call"] =
@@ -210,14 +206,27 @@ fn event_json(event: &TurnEvent) -> Value {
         TurnEvent::FunctionCallItem { name } => {
             json!({"event": "function-call-item", "name": name})
         }
-        TurnEvent::Usage(u) => json!({
-            "event": "usage",
-            "input_tokens": u.input_tokens,
-            "output_tokens": u.output_tokens,
-            "cost": u.cost,
-        }),
+        TurnEvent::Usage(u) => {
+            let mut value = usage_json(u);
+            value["event"] = json!("usage");
+            value
+        }
         TurnEvent::Completed => json!({"event": "completed"}),
     }
+}
+
+/// Every usage field, `null` when not reported; amounts as exact decimal text.
+fn usage_json(u: &Usage) -> Value {
+    json!({
+        "input_tokens": u.input_tokens,
+        "cached_input_tokens": u.cached_input_tokens,
+        "output_tokens": u.output_tokens,
+        "cost_usd": u.cost_usd.map(|c| c.to_string()),
+        "cost_usd_ticks": u.cost_usd_ticks,
+        "neurons": u.neurons.map(|n| n.to_string()),
+        "web_search_calls": u.web_search_calls,
+        "x_search_calls": u.x_search_calls,
+    })
 }
 
 fn usage_error(problem: &str) -> ExitCode {

@@ -118,6 +118,21 @@ pub struct Capabilities {
     /// Whether Responses requests send `max_turns` (only with native tools enabled: plain
     /// Responses servers reject unknown fields).
     pub sends_max_turns: bool,
+    /// How the provider reports what a request cost, which decides how its usage is read.
+    pub billing: Billing,
+}
+
+/// How a provider reports cost in its usage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Billing {
+    /// OpenCode Zen: the credits it charged, in dollars.
+    ZenCredits,
+    /// xAI: billed ticks, 10^10 per dollar.
+    XaiTicks,
+    /// Cloudflare Workers AI: tokens (priced from a rate table) and neurons.
+    WorkersAi,
+    /// Nothing known about this provider's accounting.
+    Unknown,
 }
 
 /// Whether `key` is a setup placeholder rather than a real key.
@@ -157,12 +172,22 @@ pub(crate) fn derive(
     let cloudflare_account = (https && host == "api.cloudflare.com")
         .then(|| cloudflare_account(&path))
         .flatten();
+    let zen = https && host == "opencode.ai";
     let listing = if cloudflare_account.is_some() {
         ModelListing::cloudflare(base_url)
-    } else if https && host == "opencode.ai" && path.starts_with("/inference/") {
+    } else if zen && path.starts_with("/inference/") {
         ModelListing::zen(base_url)
     } else {
         ModelListing::standard(base_url)
+    };
+    let billing = if cloudflare_account.is_some() {
+        Billing::WorkersAi
+    } else if zen {
+        Billing::ZenCredits
+    } else if https && host == "api.x.ai" {
+        Billing::XaiTicks
+    } else {
+        Billing::Unknown
     };
     let output_tokens = match (api, cloudflare_account.is_some()) {
         (WireApi::Responses, _) => OutputTokenParam::MaxOutputTokens,
@@ -180,6 +205,7 @@ pub(crate) fn derive(
         auth,
         output_tokens,
         sends_max_turns: api == WireApi::Responses && native_tools,
+        billing,
     }
 }
 

@@ -4,13 +4,14 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
-use yetibot_conversation::{Message, ToolCall, Usage};
+use yetibot_conversation::{Message, ToolCall};
 
 use crate::config::{Provider, ToolChoiceMode};
 use crate::error::{Error, Result};
 use crate::sse::Events;
 use crate::transport::{Client, is_event_stream};
 use crate::turn::{Turn, TurnEvent, TurnRequest};
+use crate::usage;
 
 /// Builds the JSON request body.
 pub(crate) fn body(provider: &Provider, model: &str, request: &TurnRequest) -> Value {
@@ -145,7 +146,7 @@ pub(crate) fn parse_completion(provider: &Provider, value: &Value) -> Result<Tur
             .get("finish_reason")
             .and_then(Value::as_str)
             .map(str::to_owned),
-        usage: value.get("usage").and_then(usage),
+        usage: usage::of_body(value),
     })
 }
 
@@ -164,20 +165,6 @@ fn tool_call(provider: &Provider, call: &Value) -> Result<ToolCall> {
     }
 }
 
-/// Reads `usage.prompt_tokens` / `completion_tokens` (or the Responses names) and `cost`.
-/// A count that is absent or not a whole number stays "not reported".
-pub(crate) fn usage(value: &Value) -> Option<Usage> {
-    let number = |keys: &[&str]| {
-        keys.iter()
-            .find_map(|k| value.get(*k).and_then(Value::as_u64))
-    };
-    value.is_object().then(|| Usage {
-        input_tokens: number(&["prompt_tokens", "input_tokens"]),
-        output_tokens: number(&["completion_tokens", "output_tokens"]),
-        cost: value.get("cost").and_then(Value::as_f64),
-    })
-}
-
 // Typed views of a stream chunk: decoding into borrowed fields avoids building a JSON tree
 // for every small event. Unknown fields are ignored.
 #[derive(serde::Deserialize)]
@@ -186,6 +173,9 @@ struct StreamChunk<'a> {
     choices: FirstChoice<'a>,
     #[serde(default)]
     usage: Option<Value>,
+    /// OpenCode Zen's charged dollars, sent beside `usage` rather than inside it.
+    #[serde(default)]
+    cost: Option<Value>,
     #[serde(default)]
     error: Option<serde::de::IgnoredAny>,
 }
@@ -290,8 +280,12 @@ async fn stream(
                 reason: "the stream reported an error",
             });
         }
-        if let Some(u) = chunk.usage.as_ref().and_then(usage) {
-            usage_seen = Some(u);
+        let usage_object = chunk.usage.as_ref().filter(|u| u.is_object());
+        match (usage_object, chunk.cost.as_ref().filter(|c| !c.is_null())) {
+            (Some(object), cost) => usage_seen = usage::read(Some(object), cost),
+            // A chunk with only a cost adds it to the counts an earlier chunk reported.
+            (None, Some(cost)) => usage_seen = usage::with_outer_cost(usage_seen, cost),
+            (None, None) => {}
         }
         let Some(choice) = chunk.choices.0 else {
             continue;

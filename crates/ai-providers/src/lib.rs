@@ -12,8 +12,11 @@ mod routing;
 mod sse;
 mod transport;
 mod turn;
+mod usage;
 
-pub use capability::{AuthKind, Capabilities, ModelListing, OutputTokenParam, is_placeholder_key};
+pub use capability::{
+    AuthKind, Billing, Capabilities, ModelListing, OutputTokenParam, is_placeholder_key,
+};
 pub use client::{PROBE_TOOL, ProbeReport, probe_tool};
 pub use config::{
     Credential, DEFAULT_MAX_TURNS, MAX_GATEWAY_ID_LEN, MAX_MAX_TURNS, NATIVE_TOOLS, Provider,
@@ -29,5 +32,5 @@ pub use routing::{DefaultError, Route, RouteError, RouteRequest, RuntimeDefaults
 pub use transport::{Client, ClientOptions, MAX_RETRY_AFTER_SECS};
 pub use turn::{Turn, TurnEvent, TurnRequest};
 pub use yetibot_conversation::{
-    Message, ModelResponse, ReplayItem, ToolCall, ToolDefinition, ToolId, Usage,
+    Amount, Message, ModelResponse, ReplayItem, ToolCall, ToolDefinition, ToolId, Usage,
 };

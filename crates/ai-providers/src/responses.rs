@@ -7,12 +7,13 @@ use std::collections::HashSet;
 use serde_json::{Value, json};
 use yetibot_conversation::{Message, ReplayItem, ToolCall};
 
-use crate::chat::{malformed, usage};
+use crate::chat::malformed;
 use crate::config::{Provider, ToolChoiceMode};
 use crate::error::{Error, Result};
 use crate::sse::Events;
 use crate::transport::{Client, is_event_stream};
 use crate::turn::{Turn, TurnEvent, TurnRequest};
+use crate::usage;
 
 /// Builds the JSON request body. The complete conversation is replayed every turn, with
 /// opaque output items (reasoning, encrypted state, search calls) passed back unchanged.
@@ -389,7 +390,7 @@ fn completed(
             _ => {}
         }
     }
-    let usage = response.get("usage").and_then(usage);
+    let usage = usage::of_body(response);
     if let Some(u) = usage {
         on_event(TurnEvent::Usage(u));
     }

@@ -14,4 +14,4 @@ pub use limits::{
 pub use message::{Conversation, Message, ModelResponse, ReplayItem, ToolCall};
 pub use provenance::{AdapterKind, Identity, Provenance};
 pub use tool::{NATIVE_SOURCE, ToolDefinition, ToolId, function_name};
-pub use usage::Usage;
+pub use usage::{Amount, USD_TICKS_PER_DOLLAR, Usage};

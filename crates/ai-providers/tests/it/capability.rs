@@ -136,3 +136,24 @@ fn derived_flags_do_not_depend_on_the_name() {
     assert_eq!(a, b);
     assert_eq!(a, c);
 }
+
+#[test]
+fn billing_follows_the_origin() {
+    use yetibot_ai_providers::Billing;
+    let check = |url: &str, expect: Billing| {
+        assert_eq!(flags(url, None, None).billing, expect, "{url}");
+    };
+    check(
+        "https://opencode.ai/inference/openai/v1",
+        Billing::ZenCredits,
+    );
+    check("https://opencode.ai/zen/v1", Billing::ZenCredits);
+    check("https://api.x.ai/v1", Billing::XaiTicks);
+    check(
+        "https://api.cloudflare.com/client/v4/accounts/0123456789abcdef0123456789abcdef/ai/v1",
+        Billing::WorkersAi,
+    );
+    // A look-alike over plain HTTP, or another host, reports nothing known.
+    check("http://api.x.ai/v1", Billing::Unknown);
+    check("http://localhost:11434/v1", Billing::Unknown);
+}

@@ -3,7 +3,7 @@
 use provider_fixture::{End, Fixture, Reply};
 use serde_json::{Value, json};
 use yetibot_ai_providers::{
-    Category, Message, ProviderConfig, ToolCall, ToolDefinition, ToolId, Turn, TurnEvent,
+    Amount, Category, Message, ProviderConfig, ToolCall, ToolDefinition, ToolId, Turn, TurnEvent,
     TurnRequest, Usage,
 };
 
@@ -93,7 +93,8 @@ async fn a_json_reply_yields_text_tool_calls_and_usage() {
     let usage = Usage {
         input_tokens: Some(10),
         output_tokens: Some(3),
-        cost: Some(0.25),
+        cost_usd: Amount::parse("0.25"),
+        ..Usage::default()
     };
     assert_eq!(turn.usage, Some(usage));
     assert_eq!(events, [TurnEvent::Usage(usage), TurnEvent::Completed]);
@@ -191,10 +192,72 @@ async fn missing_token_counts_stay_not_reported() {
     assert_eq!(
         turn.usage,
         Some(Usage {
-            input_tokens: None,
             output_tokens: Some(7),
-            cost: None,
+            ..Usage::default()
         })
+    );
+}
+
+#[tokio::test]
+async fn zen_reports_its_charged_dollars_beside_usage() {
+    // OpenCode Zen's gateway answers a credited request with the upstream usage and the
+    // charged dollars as a decimal string at the top of the reply.
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        PATH,
+        Reply::json(
+            json!({
+                "id": "chatcmpl-9",
+                "object": "chat.completion",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"},
+                    "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": 18, "completion_tokens": 96, "total_tokens": 114,
+                    "prompt_tokens_details": {"cached_tokens": 0}},
+                "cost": "0.00380000"
+            })
+            .to_string(),
+        ),
+    );
+    let turn = run(&keyed("z", &fixture.url("/v1")), &tool_request(false))
+        .await
+        .0
+        .expect("turn");
+    assert_eq!(
+        turn.usage,
+        Some(Usage {
+            input_tokens: Some(18),
+            cached_input_tokens: Some(0),
+            output_tokens: Some(96),
+            cost_usd: Amount::parse("0.0038"),
+            ..Usage::default()
+        })
+    );
+}
+
+#[tokio::test]
+async fn a_streamed_cost_chunk_joins_the_streamed_usage() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(PATH, Reply::sse_events([
+        chunk(json!({"content": "ok"}), Some("stop")),
+        json!({"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 2}}).to_string(),
+        json!({"id": "", "object": "chat.completion.chunk", "choices": [], "cost": "0.00001200"}).to_string(),
+        "[DONE]".to_owned(),
+    ]));
+    let (turn, events) = run(&keyed("z", &fixture.url("/v1")), &tool_request(true)).await;
+    let usage = Usage {
+        input_tokens: Some(5),
+        output_tokens: Some(2),
+        cost_usd: Amount::parse("0.000012"),
+        ..Usage::default()
+    };
+    assert_eq!(turn.expect("turn").usage, Some(usage));
+    assert_eq!(
+        events,
+        [
+            TurnEvent::TextDelta("ok".into()),
+            TurnEvent::Usage(usage),
+            TurnEvent::Completed
+        ]
     );
 }
 

@@ -7,7 +7,7 @@ use provider_fixture::{End, Fixture, Reply};
 use serde_json::{Value, json};
 use yetibot_ai_providers::{
     Category, Client, ClientOptions, Message, ProviderConfig, ToolCall, ToolDefinition, ToolId,
-    TurnEvent, TurnRequest,
+    TurnEvent, TurnRequest, Usage,
 };
 
 use crate::support::{KEY, assert_safe, client, client_with_read_timeout, config, provider};
@@ -44,7 +44,16 @@ fn completed() -> Value {
     json!({"type": "response.completed", "response": {
         "status": "completed",
         "output": [search("completed"), reasoning(), message_item(), function_call()],
-        "usage": {"input_tokens": 12, "output_tokens": 4, "cost": 0.5}
+        "usage": {
+            "input_tokens": 12,
+            "input_tokens_details": {"cached_tokens": 8},
+            "output_tokens": 4,
+            "output_tokens_details": {"reasoning_tokens": 2},
+            "total_tokens": 16,
+            "num_server_side_tools_used": 1,
+            "cost_in_usd_ticks": 37_756_000,
+            "server_side_tool_usage_details": {"web_search_calls": 1, "x_search_calls": 0}
+        }
     }})
 }
 
@@ -129,9 +138,16 @@ async fn a_stream_emits_typed_events_and_one_completed_batch() {
     );
     assert_eq!(turn.opaque.len(), 4);
     assert_eq!(
-        turn.usage
-            .map(|u| (u.input_tokens, u.output_tokens, u.cost)),
-        Some((Some(12), Some(4), Some(0.5)))
+        turn.usage,
+        Some(Usage {
+            input_tokens: Some(12),
+            cached_input_tokens: Some(8),
+            output_tokens: Some(4),
+            cost_usd_ticks: Some(37_756_000),
+            web_search_calls: Some(1),
+            x_search_calls: Some(0),
+            ..Usage::default()
+        })
     );
     let search = |status: &str| TurnEvent::NativeSearch {
         kind: "web_search_call".into(),

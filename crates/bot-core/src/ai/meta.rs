@@ -6,6 +6,8 @@ use std::time::Duration;
 use serde_json::json;
 use yetibot_conversation::Usage;
 
+use crate::ai::cost::CostLabel;
+
 /// How an answer was produced. Holds no prompt, tool argument or result, and no credential:
 /// it is safe to show under the answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,10 +20,22 @@ pub struct AnswerMeta {
     pub duration: Duration,
     /// Host tool calls made (native and MCP), confirmed or not.
     pub tool_calls: u8,
-    /// Usage summed over every parent turn, a field kept only when every turn reported it.
-    pub usage: Option<Usage>,
+    /// Token counts summed over every parent turn, each kept only when every turn reported
+    /// it.
+    pub tokens: TokenCounts,
     /// The cost label: what is known about the cost, never an invented zero.
-    pub cost: String,
+    pub cost: CostLabel,
+}
+
+/// Token counts of a request's parent turns; `None` where a turn did not report one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TokenCounts {
+    /// Input tokens, cached ones included.
+    pub input: Option<u64>,
+    /// Cached input tokens.
+    pub cached_input: Option<u64>,
+    /// Output tokens.
+    pub output: Option<u64>,
 }
 
 impl AnswerMeta {
@@ -42,16 +56,14 @@ impl AnswerMeta {
     }
 
     /// The record as JSON: `provider`, `model`, `duration_ms`, `tool_calls`, `usage`
-    /// (`input_tokens`, `output_tokens`, `cost`, each `null` when not reported) and `cost`
-    /// (the label).
+    /// (`input_tokens`, `cached_input_tokens`, `output_tokens`, each `null` when not
+    /// reported) and `cost` (the label).
     #[must_use]
     pub fn to_json(&self) -> serde_json::Value {
-        let usage = self.usage.map(|u| {
-            json!({
-                "input_tokens": u.input_tokens,
-                "output_tokens": u.output_tokens,
-                "cost": u.cost,
-            })
+        let usage = json!({
+            "input_tokens": self.tokens.input,
+            "cached_input_tokens": self.tokens.cached_input,
+            "output_tokens": self.tokens.output,
         });
         json!({
             "provider": self.provider,
@@ -59,64 +71,40 @@ impl AnswerMeta {
             "duration_ms": u64::try_from(self.duration.as_millis()).unwrap_or(u64::MAX),
             "tool_calls": self.tool_calls,
             "usage": usage,
-            "cost": self.cost,
+            "cost": self.cost.to_string(),
         })
     }
 }
 
-/// Sums the usage of a request's parent turns. A count is kept only while every turn
-/// reported it: one silent turn makes the total unknown, not smaller.
+/// Sums the token counts of a request's parent turns. A count is kept only while every
+/// turn reported it: one silent turn makes the total unknown, not smaller.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct UsageSum {
     turns: u32,
-    input: Option<u64>,
-    output: Option<u64>,
-    cost: Option<f64>,
-    input_known: bool,
-    output_known: bool,
-    cost_known: bool,
+    counts: TokenCounts,
 }
 
 impl UsageSum {
     /// Adds one turn's usage (`None`: the turn reported nothing).
     pub(crate) fn add(&mut self, usage: Option<&Usage>) {
         let first = self.turns == 0;
-        self.turns += 1;
+        self.turns = self.turns.saturating_add(1);
         let usage = usage.copied().unwrap_or_default();
-        let (input, known) = add_count(self.input, usage.input_tokens, first, self.input_known);
-        self.input = input;
-        self.input_known = known;
-        let (output, known) = add_count(self.output, usage.output_tokens, first, self.output_known);
-        self.output = output;
-        self.output_known = known;
-        self.cost_known = (first || self.cost_known) && usage.cost.is_some();
-        self.cost = if self.cost_known {
-            Some(self.cost.unwrap_or(0.0) + usage.cost.unwrap_or(0.0))
-        } else {
-            None
+        let add = |total: Option<u64>, turn: Option<u64>| match (first, total, turn) {
+            (true, _, Some(n)) => Some(n),
+            (false, Some(total), Some(n)) => Some(total.saturating_add(n)),
+            _ => None,
+        };
+        self.counts = TokenCounts {
+            input: add(self.counts.input, usage.input_tokens),
+            cached_input: add(self.counts.cached_input, usage.cached_input_tokens),
+            output: add(self.counts.output, usage.output_tokens),
         };
     }
 
-    /// The total, `None` before any turn or when no field is known for every turn.
-    pub(crate) fn total(&self) -> Option<Usage> {
-        let usage = Usage {
-            input_tokens: self.input,
-            output_tokens: self.output,
-            cost: self.cost,
-        };
-        (usage != Usage::default()).then_some(usage)
-    }
-}
-
-fn add_count(
-    total: Option<u64>,
-    turn: Option<u64>,
-    first: bool,
-    known: bool,
-) -> (Option<u64>, bool) {
-    match turn {
-        Some(n) if first || known => (Some(total.unwrap_or(0).saturating_add(n)), true),
-        _ => (None, false),
+    /// The totals (all `None` before any turn).
+    pub(crate) fn total(&self) -> TokenCounts {
+        self.counts
     }
 }
 
@@ -128,23 +116,35 @@ mod tests {
         Usage {
             input_tokens: input,
             output_tokens: output,
-            cost: None,
+            ..Usage::default()
+        }
+    }
+
+    fn counts(input: Option<u64>, output: Option<u64>) -> TokenCounts {
+        TokenCounts {
+            input,
+            cached_input: None,
+            output,
         }
     }
 
     #[test]
     fn one_silent_turn_makes_a_total_unknown_rather_than_smaller() {
         let mut sum = UsageSum::default();
-        assert_eq!(sum.total(), None);
+        assert_eq!(sum.total(), TokenCounts::default());
         sum.add(Some(&usage(Some(10), Some(2))));
         sum.add(Some(&usage(Some(5), Some(3))));
-        assert_eq!(sum.total(), Some(usage(Some(15), Some(5))));
+        assert_eq!(sum.total(), counts(Some(15), Some(5)));
         sum.add(Some(&usage(Some(1), None)));
-        assert_eq!(sum.total(), Some(usage(Some(16), None)));
+        assert_eq!(sum.total(), counts(Some(16), None));
         sum.add(None);
-        assert_eq!(sum.total(), None);
+        assert_eq!(sum.total(), TokenCounts::default());
         sum.add(Some(&usage(Some(1), Some(1))));
-        assert_eq!(sum.total(), None, "an unknown stays unknown");
+        assert_eq!(
+            sum.total(),
+            TokenCounts::default(),
+            "an unknown stays unknown"
+        );
     }
 
     #[test]
@@ -154,11 +154,15 @@ mod tests {
             model: "llama3.2".into(),
             duration: Duration::from_millis(1234),
             tool_calls: 2,
-            usage: None,
-            cost: "cost n/a".into(),
+            tokens: TokenCounts::default(),
+            cost: CostLabel::NotAvailable,
         };
         assert_eq!(meta.caption(), "llama3.2 · 1.2 s · 2 tools · cost n/a");
         assert_eq!(meta.to_json()["duration_ms"], 1234);
-        assert_eq!(meta.to_json()["usage"], serde_json::Value::Null);
+        assert_eq!(
+            meta.to_json()["usage"]["input_tokens"],
+            serde_json::Value::Null
+        );
+        assert_eq!(meta.to_json()["cost"], "cost n/a");
     }
 }

@@ -1,8 +1,9 @@
 //! The AI commands (`ai` today; `grok`, `zen` and `cf` as they land): options, routing,
 //! piped data, the tool loop's model turn and tool router, and the metadata every answer
-//! carries.
+//! carries, with its cost label.
 
 mod command;
+pub mod cost;
 pub mod flags;
 mod listing;
 mod meta;
@@ -13,6 +14,6 @@ mod services;
 mod turn;
 
 pub use command::commands;
-pub use meta::AnswerMeta;
+pub use meta::{AnswerMeta, TokenCounts};
 pub use prompt::RUNNER_INSTRUCTIONS;
 pub use services::{AiServices, Clock};

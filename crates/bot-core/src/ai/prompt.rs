@@ -2,6 +2,7 @@
 //! before anything else; then the route, the toolset's access rules, the provider's
 //! credential, tool discovery, the tool loop and the answer with its metadata.
 
+use yetibot_ai_providers::Billing;
 use yetibot_conversation::{Conversation, MAX_TOOLS, Message, Provenance, ToolDefinition, ToolId};
 use yetibot_mcp_host::{ServerSelection, Session};
 use yetibot_tool_policy::{
@@ -9,6 +10,7 @@ use yetibot_tool_policy::{
     check_tool_calling, filter_listed,
 };
 
+use crate::ai::cost::{CostSource, CostTally};
 use crate::ai::flags::{self, Command};
 use crate::ai::meta::{AnswerMeta, UsageSum};
 use crate::ai::piped::{self, Snapshot};
@@ -47,6 +49,19 @@ fn piped_data(call: &Call<'_>) -> Option<yetibot_json_util::Value> {
         Some(yetibot_json_util::Value::String(text)) if text.is_empty() => None,
         Some(data) => Some(data.clone()),
         None => None,
+    }
+}
+
+/// How the provider's usage is read for the cost label. Automatic verified-free Zen
+/// selection is not run yet, so no Zen answer is labelled free.
+fn cost_source(provider: &yetibot_ai_providers::Provider) -> CostSource {
+    match provider.capabilities().billing {
+        Billing::ZenCredits => CostSource::Zen {
+            verified_free: false,
+        },
+        Billing::XaiTicks => CostSource::Xai,
+        Billing::WorkersAi => CostSource::WorkersAi,
+        Billing::Unknown => CostSource::Other,
     }
 }
 
@@ -295,6 +310,7 @@ async fn answer(services: &AiServices, call: &Call<'_>, request: Request<'_>) ->
         model: request.model,
         max_output_tokens: None,
         usage: UsageSum::default(),
+        cost: CostTally::new(cost_source(request.provider)),
     };
     let mut router = Router {
         runner: call.runner,
@@ -322,8 +338,8 @@ async fn answer(services: &AiServices, call: &Call<'_>, request: Request<'_>) ->
                 model: request.model.to_owned(),
                 duration: (services.clock)().duration_since(request.started),
                 tool_calls: answer.budget.used(),
-                usage: model.usage.total(),
-                cost: "cost n/a".to_owned(),
+                tokens: model.usage.total(),
+                cost: model.cost.label(),
             };
             Outcome::Answer {
                 value: yetibot_json_util::Value::String(text.into_owned()),

@@ -5,6 +5,7 @@ use yetibot_ai_providers::{Client, Provider, TurnEvent, TurnRequest};
 use yetibot_conversation::{Conversation, Message, ModelResponse, ToolDefinition};
 use yetibot_tool_policy::{BudgetGuidance, ModelTurn};
 
+use crate::ai::cost::CostTally;
 use crate::ai::meta::UsageSum;
 
 /// Sends each turn of one request to its provider and model, summing usage.
@@ -14,6 +15,7 @@ pub(crate) struct ProviderTurn<'a> {
     pub(crate) model: &'a str,
     pub(crate) max_output_tokens: Option<u32>,
     pub(crate) usage: UsageSum,
+    pub(crate) cost: CostTally,
 }
 
 /// The guidance a tool-offering turn ends with. It advises; preflight enforces.
@@ -53,6 +55,7 @@ impl ModelTurn for ProviderTurn<'_> {
             .turn(self.provider, &request, &mut ignore)
             .await?;
         self.usage.add(turn.usage.as_ref());
+        self.cost.add_turn(self.model, turn.usage.as_ref());
         Ok(turn.into())
     }
 }
