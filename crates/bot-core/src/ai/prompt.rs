@@ -52,9 +52,69 @@ fn piped_data(call: &Call<'_>) -> Option<yetibot_json_util::Value> {
     }
 }
 
+/// The caller's provenance: trusted only for a trusted caller with a nonblank user ID.
+pub(crate) fn provenance(caller: &crate::Caller) -> Provenance {
+    if caller.trusted {
+        Provenance::trusted(caller.adapter, caller.user_id.clone()).unwrap_or(Provenance::Untrusted)
+    } else {
+        Provenance::Untrusted
+    }
+}
+
+/// The bounded snapshot of what was piped into the command, taken before any async work;
+/// `None` when nothing was.
+///
+/// # Errors
+///
+/// The static error to stop the pipeline with when the data is unsupported or too large.
+pub(crate) fn snapshot_input(call: &Call<'_>) -> Result<Option<Snapshot>, piped::PipedError> {
+    piped_data(call).map(|data| piped::snapshot(&data)).transpose()
+}
+
+/// One direct provider call: the given messages, no tools, at most `max_output_tokens`
+/// output tokens, and the answer with its metadata (text redacted of `secrets`). Text-only
+/// commands (`zen`, `cf`) and the delegation tools use it.
+///
+/// # Errors
+///
+/// The provider's error; its message is safe to show.
+#[allow(clippy::too_many_arguments)]
+#[expect(dead_code, reason = "the zen and cf commands, landing next, call it")]
+pub(crate) async fn single_hop(
+    services: &AiServices,
+    provider: &yetibot_ai_providers::Provider,
+    model: &str,
+    messages: Vec<Message>,
+    max_output_tokens: u32,
+    cost: CostSource,
+    secrets: &yetibot_redaction::Secrets,
+    started: tokio::time::Instant,
+) -> Result<(String, AnswerMeta), yetibot_ai_providers::Error> {
+    use yetibot_tool_policy::ModelTurn as _;
+    let mut turn = ProviderTurn {
+        client: &services.client,
+        provider,
+        model,
+        max_output_tokens: Some(max_output_tokens),
+        usage: UsageSum::default(),
+        cost: CostTally::new(cost),
+    };
+    let response = turn.turn(&Conversation { messages }, &[], None).await?;
+    let text = secrets.redact_text(response.text.trim()).into_owned();
+    let meta = AnswerMeta {
+        provider: provider.name().to_owned(),
+        model: model.to_owned(),
+        duration: (services.clock)().duration_since(started),
+        tool_calls: 0,
+        tokens: turn.usage.total(),
+        cost: turn.cost.label(),
+    };
+    Ok((text, meta))
+}
+
 /// How the provider's usage is read for the cost label. Automatic verified-free Zen
 /// selection is not run yet, so no Zen answer is labelled free.
-fn cost_source(provider: &yetibot_ai_providers::Provider) -> CostSource {
+pub(crate) fn cost_source(provider: &yetibot_ai_providers::Provider) -> CostSource {
     match provider.capabilities().billing {
         Billing::ZenCredits => CostSource::Zen {
             verified_free: false,
@@ -92,10 +152,9 @@ pub(crate) async fn run(
         Ok(budget) => budget,
         Err(error) => return Outcome::error(error.to_string()),
     };
-    let snapshot: Option<Snapshot> = match piped_data(call).map(|data| piped::snapshot(&data)) {
-        None => None,
-        Some(Ok(snapshot)) => Some(snapshot),
-        Some(Err(error)) => return Outcome::error(error.to_string()),
+    let snapshot = match snapshot_input(call) {
+        Ok(snapshot) => snapshot,
+        Err(error) => return Outcome::error(error.to_string()),
     };
     if options.prompt.trim().is_empty() && snapshot.is_none() {
         return Outcome::error(
@@ -125,14 +184,8 @@ pub(crate) async fn run(
             route.provider
         ));
     };
-    let caller = call.runner.caller();
-    let provenance = if caller.trusted {
-        Provenance::trusted(caller.adapter, caller.user_id.clone()).unwrap_or(Provenance::Untrusted)
-    } else {
-        Provenance::Untrusted
-    };
     let context = RequestContext {
-        provenance,
+        provenance: provenance(call.runner.caller()),
         provider: route.provider.clone(),
         model: route.model.clone(),
     };
