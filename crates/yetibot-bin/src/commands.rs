@@ -59,9 +59,22 @@ pub fn ai_services(
         config.policy.clone(),
         Arc::new(tokio::time::Instant::now),
     );
-    Ok(match discovery {
+    let services = match discovery {
         Some(cache) => services.with_discovery(cache),
         None => services,
+    };
+    // `grok` without a provider named grok uses the xAI key's Grok provider.
+    let grok_configured = config
+        .providers
+        .get(yetibot_bot_core::ai::GROK_PROVIDER)
+        .is_some();
+    Ok(match &config.xai_key {
+        Some(key) if !grok_configured => {
+            let provider = yetibot_bot_core::ai::xai_provider(key, None)
+                .map_err(|problems| WireError::Client(problems.join("; ")))?;
+            services.with_grok_fallback(provider)
+        }
+        _ => services,
     })
 }
 

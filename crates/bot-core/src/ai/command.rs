@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::ai::flags::Command;
-use crate::ai::services::AiServices;
+use crate::ai::services::{AiServices, GROK_PROVIDER};
 use crate::ai::{listing, prompt};
 use crate::registry::{BoxFuture, Call, Category, CommandSpec, Handler};
 use crate::value::Outcome;
@@ -47,9 +47,33 @@ pub fn commands(services: Arc<AiServices>) -> Vec<CommandSpec> {
         .route(
             None,
             "ai [--provider <name>] [--model <id>] [--toolset <name>] [--no-tools] [--max-tool-calls <n>] [--] <prompt> # ask a model",
-            ai,
+            ai.clone(),
         );
-    vec![spec]
+    let grok = CommandSpec::new("grok", &[Category::Ai]).route(
+        None,
+        "grok [--model <id>] [--toolset <name>] [--no-tools] [--no-thread] [--max-tool-calls <n>] [--] <prompt> # ask Grok, with web and X search",
+        Grok(ai),
+    );
+    vec![spec, grok]
+}
+
+/// The `grok` handler: prompts pinned to the provider named `grok` (or the xAI key's).
+struct Grok(Ai);
+
+impl Handler for Grok {
+    fn run<'a>(&'a self, call: Call<'a>) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            let typed = call.typed_args();
+            prompt::run(
+                &self.0.services,
+                &call,
+                typed,
+                Command::Grok,
+                Some(GROK_PROVIDER),
+            )
+            .await
+        })
+    }
 }
 
 /// The `ai` handler. Every route runs it: it reads the arguments the caller typed (without

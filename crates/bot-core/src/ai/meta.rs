@@ -25,6 +25,9 @@ pub struct AnswerMeta {
     pub tokens: TokenCounts,
     /// The cost label: what is known about the cost, never an invented zero.
     pub cost: CostLabel,
+    /// `grok --no-thread`: the adapter answers in the invoking channel instead of opening a
+    /// reply thread (inside a thread it stays there either way).
+    pub no_thread: bool,
 }
 
 /// Token counts of a request's parent turns; `None` where a turn did not report one.
@@ -72,6 +75,7 @@ impl AnswerMeta {
             "tool_calls": self.tool_calls,
             "usage": usage,
             "cost": self.cost.to_string(),
+            "no_thread": self.no_thread,
         })
     }
 }
@@ -156,6 +160,7 @@ mod tests {
             tool_calls: 2,
             tokens: TokenCounts::default(),
             cost: CostLabel::NotAvailable,
+            no_thread: false,
         };
         assert_eq!(meta.caption(), "llama3.2 · 1.2 s · 2 tools · cost n/a");
         assert_eq!(meta.to_json()["duration_ms"], 1234);

@@ -16,4 +16,6 @@ mod turn;
 pub use command::commands;
 pub use meta::{AnswerMeta, TokenCounts};
 pub use prompt::RUNNER_INSTRUCTIONS;
-pub use services::{AiServices, Clock};
+pub use services::{
+    AiServices, Clock, GROK_PROVIDER, XAI_BASE_URL, XAI_DEFAULT_MODEL, xai_provider,
+};

@@ -15,7 +15,7 @@ use crate::ai::flags::{self, Command};
 use crate::ai::meta::{AnswerMeta, UsageSum};
 use crate::ai::piped::{self, Snapshot};
 use crate::ai::router::Router;
-use crate::ai::services::AiServices;
+use crate::ai::services::{AiServices, GROK_PROVIDER};
 use crate::ai::turn::ProviderTurn;
 use crate::natives;
 use crate::registry::Call;
@@ -68,7 +68,9 @@ pub(crate) fn provenance(caller: &crate::Caller) -> Provenance {
 ///
 /// The static error to stop the pipeline with when the data is unsupported or too large.
 pub(crate) fn snapshot_input(call: &Call<'_>) -> Result<Option<Snapshot>, piped::PipedError> {
-    piped_data(call).map(|data| piped::snapshot(&data)).transpose()
+    piped_data(call)
+        .map(|data| piped::snapshot(&data))
+        .transpose()
 }
 
 /// One direct provider call: the given messages, no tools, at most `max_output_tokens`
@@ -108,6 +110,7 @@ pub(crate) async fn single_hop(
         tool_calls: 0,
         tokens: turn.usage.total(),
         cost: turn.cost.label(),
+        no_thread: false,
     };
     Ok((text, meta))
 }
@@ -165,20 +168,45 @@ pub(crate) async fn run(
         Ok(selection) => selection,
         Err(error) => return Outcome::error(error.to_string()),
     };
-    let route = match yetibot_ai_providers::route(
-        &services.providers,
-        &services.defaults,
-        |model| services.owner_of(model),
-        yetibot_ai_providers::RouteRequest {
-            provider: options.provider.as_deref(),
-            pinned,
-            model: options.model.as_deref(),
+    // A pinned provider that only the fallback supplies (grok from the xAI key) is routed
+    // here: it is not part of the configured set.
+    let fallback = pinned
+        .filter(|name| services.providers.get(name).is_none() && services.provider(name).is_some());
+    let route = match fallback.and_then(|name| services.provider(name)) {
+        Some(provider) => match options.model.as_deref().or(provider.model()) {
+            Some(model) => yetibot_ai_providers::Route {
+                provider: provider.name().to_owned(),
+                model: model.to_owned(),
+            },
+            None => {
+                return Outcome::error(format!(
+                    "provider {} has no default model; add --model ID",
+                    provider.name()
+                ));
+            }
         },
-    ) {
-        Ok(route) => route,
-        Err(error) => return Outcome::error(error.to_string()),
+        None => match yetibot_ai_providers::route(
+            &services.providers,
+            &services.defaults,
+            |model| services.owner_of(model),
+            yetibot_ai_providers::RouteRequest {
+                provider: options.provider.as_deref(),
+                pinned,
+                model: options.model.as_deref(),
+            },
+        ) {
+            Ok(route) => route,
+            Err(yetibot_ai_providers::RouteError::UnknownProvider(_))
+                if pinned == Some(GROK_PROVIDER) =>
+            {
+                return Outcome::error(
+                    "grok needs a provider named grok under :yetibot :ai :providers, or an xAI key at :yetibot :xai :key",
+                );
+            }
+            Err(error) => return Outcome::error(error.to_string()),
+        },
     };
-    let Some(provider) = services.providers.get(&route.provider) else {
+    let Some(provider) = services.provider(&route.provider) else {
         return Outcome::error(format!(
             "no provider is named {}; `ai providers` lists them",
             route.provider
@@ -248,6 +276,7 @@ pub(crate) async fn run(
             session: session.as_ref(),
             secrets: &secrets,
             started,
+            no_thread: options.no_thread,
         },
     )
     .await;
@@ -326,6 +355,7 @@ struct Request<'r> {
     session: Option<&'r Session>,
     secrets: &'r yetibot_redaction::Secrets,
     started: tokio::time::Instant,
+    no_thread: bool,
 }
 
 /// Builds the catalog and conversation, runs the tool loop and shapes the answer.
@@ -393,6 +423,7 @@ async fn answer(services: &AiServices, call: &Call<'_>, request: Request<'_>) ->
                 tool_calls: answer.budget.used(),
                 tokens: model.usage.total(),
                 cost: model.cost.label(),
+                no_thread: request.no_thread,
             };
             Outcome::Answer {
                 value: yetibot_json_util::Value::String(text.into_owned()),

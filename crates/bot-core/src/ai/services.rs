@@ -5,9 +5,10 @@
 use std::sync::Arc;
 
 use tokio::time::Instant;
-use yetibot_ai_providers::{Client, ProviderSet, RuntimeDefaults};
+use yetibot_ai_providers::{Client, Provider, ProviderConfig, ProviderSet, RuntimeDefaults};
 use yetibot_discovery_cache::{DiscoveryCache, Ownership, Uncertainty};
 use yetibot_mcp_host::Host;
+use yetibot_redaction::Secret;
 use yetibot_tool_policy::{NativeServices, ToolPolicy};
 
 /// The monotonic clock the AI commands measure durations and catalog freshness with.
@@ -24,6 +25,42 @@ pub struct AiServices {
     pub(crate) policy: ToolPolicy,
     pub(crate) native_services: NativeServices,
     pub(crate) clock: Clock,
+    /// The Grok provider `grok` uses when no provider is named `grok`: built from the xAI
+    /// key, never part of the configured set (so `ai` never routes to it).
+    pub(crate) grok_fallback: Option<Provider>,
+}
+
+/// The name `grok` always uses.
+pub const GROK_PROVIDER: &str = "grok";
+/// The xAI API base of the Grok provider built from `:yetibot :xai :key`.
+pub const XAI_BASE_URL: &str = "https://api.x.ai/v1";
+/// The model of the Grok provider built from `:yetibot :xai :key`.
+pub const XAI_DEFAULT_MODEL: &str = "grok-4.7";
+
+/// The Grok Responses provider an xAI key supplies: [`XAI_BASE_URL`], model
+/// [`XAI_DEFAULT_MODEL`], server-side `web_search` and `x_search`. `base_url` replaces the
+/// xAI base (tests point it at a local server).
+///
+/// # Errors
+///
+/// The provider configuration's problems (a blank key, an unusable URL), as paths and
+/// reasons that never contain the key.
+pub fn xai_provider(key: &Secret, base_url: Option<&str>) -> Result<Provider, Vec<String>> {
+    let config = ProviderConfig {
+        name: Some(GROK_PROVIDER.to_owned()),
+        url: Some(base_url.unwrap_or(XAI_BASE_URL).to_owned()),
+        key: Some(key.clone()),
+        model: Some(XAI_DEFAULT_MODEL.to_owned()),
+        api: Some("responses".to_owned()),
+        native_tools: Some(vec!["web_search".to_owned(), "x_search".to_owned()]),
+        ..ProviderConfig::default()
+    };
+    let set = ProviderSet::from_config(None, &[config])
+        .map_err(|problems| problems.iter().map(ToString::to_string).collect::<Vec<_>>())?;
+    set.providers()
+        .first()
+        .cloned()
+        .ok_or_else(|| vec!["the xAI provider could not be built".to_owned()])
 }
 
 impl std::fmt::Debug for AiServices {
@@ -57,7 +94,25 @@ impl AiServices {
             policy,
             native_services: NativeServices::default(),
             clock,
+            grok_fallback: None,
         }
+    }
+
+    /// The provider `grok` uses when none is named `grok` (see [`xai_provider`]). Ignored
+    /// when a provider is named `grok`.
+    #[must_use]
+    pub fn with_grok_fallback(mut self, provider: Provider) -> Self {
+        self.grok_fallback = Some(provider);
+        self
+    }
+
+    /// The configured provider of this name, or for `grok` the xAI fallback.
+    pub(crate) fn provider(&self, name: &str) -> Option<&Provider> {
+        self.providers.get(name).or(if name == GROK_PROVIDER {
+            self.grok_fallback.as_ref()
+        } else {
+            None
+        })
     }
 
     /// Routes `--model` by the model catalogs this cache observes (the binary keeps it

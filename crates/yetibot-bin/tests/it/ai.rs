@@ -423,3 +423,231 @@ async fn tools_are_listed_as_rows_that_xargs_can_feed_back() {
     assert!(stdout(&out).contains("inputSchema"), "{}", stdout(&out));
     assert_eq!(fixture.requests().len(), 0, "listing runs no model");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grok_uses_the_provider_named_grok_over_responses_and_keeps_its_reply_preference() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/x/v1/responses",
+        Reply::sse_events([
+            script::search_call("web_search_call", "in_progress", false),
+            script::search_call("web_search_call", "completed", true),
+            script::text_delta("People like it."),
+            script::completed(&[script::message_item("People like it.")], 12, 4),
+        ]),
+    );
+    let edn = format!(
+        r#"{{:yetibot {{:ai {{:default-provider "local" :providers [{{:name "local" :url "{}" :model "m1"}} {{:name "grok" :url "{}" :key "{CANARY}" :model "grok-4.7" :api "responses" :native-tools ["web_search" "x_search"]}}]}}}}}}"#,
+        fixture.url("/local/v1"),
+        fixture.url("/x/v1")
+    );
+    let out = run_ai(
+        edn.clone(),
+        vec![
+            "--json".into(),
+            "grok --no-thread --no-tools What are people saying about Clojure?".into(),
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+    let reply: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(reply["value"], "People like it.");
+    assert_eq!(reply["meta"]["provider"], "grok");
+    assert_eq!(reply["meta"]["model"], "grok-4.7");
+    assert_eq!(reply["meta"]["no_thread"], true);
+    let requests = fixture.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(
+        requests[0].path, "/x/v1/responses",
+        "never the shared default"
+    );
+    // --provider belongs to ai; --no-thread to grok.
+    for line in ["grok --provider local hi", "ai --no-thread hi"] {
+        let out = run_ai(edn.clone(), vec![line.into()]).await;
+        assert_eq!(out.status.code(), Some(1), "{line}");
+    }
+    assert_eq!(fixture.requests().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grok_without_a_grok_provider_or_xai_key_is_a_configuration_error() {
+    let fixture = Fixture::start().await.expect("fixture");
+    let out = run_ai(one_provider(&fixture, ""), vec!["grok hi".into()]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains(":yetibot :xai :key"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(fixture.requests().len(), 0, "no other provider is used");
+}
+
+/// The in-repo MCP fixture server, built for this test run.
+fn mcp_fixture() -> &'static str {
+    static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        mcp_fixture::build_binary(env!("CARGO"))
+            .expect("the fixture builds")
+            .display()
+            .to_string()
+    })
+}
+
+/// One provider plus the MCP fixture over stdio as server `fx`, with a short operation
+/// timeout so that `hang` ends quickly as an unknown outcome.
+fn with_mcp(fixture: &Fixture) -> String {
+    one_provider(
+        fixture,
+        &format!(
+            r#" :mcp {{:timeout-ms 1500 :servers [{{:name "fx" :command "{}" :tools ["echo" "hang" "search"]}}]}}"#,
+            mcp_fixture()
+        ),
+    )
+}
+
+fn chat_calls(calls: &[(&str, &str, &str)]) -> String {
+    let calls: Vec<Value> = calls
+        .iter()
+        .map(|(id, name, arguments)| {
+            json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}})
+        })
+        .collect();
+    json!({
+        "choices": [{
+            "message": {"role": "assistant", "content": null, "tool_calls": calls},
+            "finish_reason": "tool_calls",
+        }],
+    })
+    .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_tools_are_listed_with_the_native_ones_and_looked_up_without_running() {
+    let fixture = Fixture::start().await.expect("fixture");
+    let edn = with_mcp(&fixture);
+    let out = run_ai(edn.clone(), vec!["ai servers".into()]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+    assert!(stdout(&out).contains("fx"), "{}", stdout(&out));
+    let out = run_ai(edn.clone(), vec!["ai tools".into()]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+    let rows = stdout(&out);
+    assert!(rows.lines().any(|l| l.starts_with("`fx/echo`")), "{rows}");
+    assert!(
+        rows.lines().any(|l| l.starts_with("`yetibot/help`")),
+        "{rows}"
+    );
+    assert!(!rows.contains("crash"), "the allowlist applies: {rows}");
+    let out = run_ai(edn.clone(), vec!["ai tools fx".into()]).await;
+    let rows = stdout(&out);
+    assert!(rows.lines().all(|l| l.starts_with("`fx/")), "{rows}");
+    let out = run_ai(edn.clone(), vec!["ai tools fx/echo".into()]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+    assert!(
+        stdout(&out).contains("text"),
+        "focused help: {}",
+        stdout(&out)
+    );
+    let out = run_ai(
+        edn.clone(),
+        vec!["ai tools | tail 3 | xargs ai tools".into()],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+    let out = run_ai(edn, vec!["ai tools yetibot".into()]).await;
+    assert!(
+        stdout(&out).lines().all(|l| l.starts_with("`yetibot/")),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(fixture.requests().len(), 0, "listing runs no model");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_call_runs_and_its_untrusted_result_reaches_the_model() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(chat_calls(&[(
+            "c1",
+            "fx__echo",
+            r#"{"text":"from the server"}"#,
+        )])),
+    );
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion("The server said hello.")),
+    );
+    let out = run_ai(
+        with_mcp(&fixture),
+        vec!["--json".into(), "ai Ask the server.".into()],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+    let reply: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(reply["meta"]["tool_calls"], 1);
+    let requests = fixture.requests();
+    assert_eq!(requests.len(), 2);
+    let offered: Vec<String> = body(&requests[0])["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
+        .collect();
+    assert!(offered.contains(&"fx__echo".to_owned()), "{offered:?}");
+    let second = body(&requests[1]);
+    let result = second["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == "tool"))
+        .expect("a tool result")
+        .clone();
+    assert!(
+        result["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("from the server")),
+        "{result}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_mcp_outcome_skips_the_rest_of_the_batch_and_turns_tools_off() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(chat_calls(&[
+            ("c1", "fx__hang", "{}"),
+            ("c2", "fx__echo", r#"{"text":"never"}"#),
+        ])),
+    );
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion("I could not confirm that.")),
+    );
+    let out = run_ai(with_mcp(&fixture), vec!["ai Do both.".into()]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+    assert_eq!(stdout(&out), "I could not confirm that.\n");
+    let requests = fixture.requests();
+    assert_eq!(requests.len(), 2, "no retry, no extra turn");
+    let second = body(&requests[1]);
+    assert!(
+        second.get("tools").is_none(),
+        "tools are off after an unknown outcome"
+    );
+    let results: Vec<Value> = second["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .cloned()
+        .collect();
+    assert_eq!(results.len(), 2);
+    assert!(
+        results[0]["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("unknown"))
+    );
+    assert!(
+        results[1]["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("Skipped"))
+    );
+}
