@@ -98,6 +98,7 @@ pub(crate) async fn single_hop(
         provider,
         model,
         max_output_tokens: Some(max_output_tokens),
+        tools_on: false,
         usage: UsageSum::default(),
         cost: CostTally::new(cost),
     };
@@ -277,6 +278,7 @@ pub(crate) async fn run(
             secrets: &secrets,
             started,
             no_thread: options.no_thread,
+            tools_on,
         },
     )
     .await;
@@ -356,6 +358,7 @@ struct Request<'r> {
     secrets: &'r yetibot_redaction::Secrets,
     started: tokio::time::Instant,
     no_thread: bool,
+    tools_on: bool,
 }
 
 /// Builds the catalog and conversation, runs the tool loop and shapes the answer.
@@ -392,6 +395,7 @@ async fn answer(services: &AiServices, call: &Call<'_>, request: Request<'_>) ->
         provider: request.provider,
         model: request.model,
         max_output_tokens: None,
+        tools_on: request.tools_on,
         usage: UsageSum::default(),
         cost: CostTally::new(cost_source(request.provider)),
     };

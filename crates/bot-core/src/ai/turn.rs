@@ -14,6 +14,10 @@ pub(crate) struct ProviderTurn<'a> {
     pub(crate) provider: &'a Provider,
     pub(crate) model: &'a str,
     pub(crate) max_output_tokens: Option<u32>,
+    /// Whether the request allows tools at all (no `--no-tools`, not a text-only command):
+    /// the provider's server-side tools (`:native-tools`) go with every turn then, even one
+    /// that offers no function tools, since they are not part of the host's call budget.
+    pub(crate) tools_on: bool,
     pub(crate) usage: UsageSum,
     pub(crate) cost: CostTally,
 }
@@ -45,7 +49,7 @@ impl ModelTurn for ProviderTurn<'_> {
             model: Some(self.model.to_owned()),
             messages,
             tools: tools.to_vec(),
-            tools_enabled: !tools.is_empty(),
+            tools_enabled: self.tools_on,
             max_output_tokens: self.max_output_tokens,
             stream: false,
         };

@@ -1,0 +1,348 @@
+//! The AI commands below the binary, where a test controls what the binary fixes: the
+//! discovery cache and its clock (routing by catalogs), admins (the runtime default), the
+//! xAI key's Grok provider and a provider's billing capability (cost labels).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use provider_fixture::{Fixture, Reply, script};
+use serde_json::{Value, json};
+use tokio::time::Instant;
+use yetibot_ai_providers::{Billing, Client, ClientOptions, ProviderConfig, ProviderSet};
+use yetibot_bot_core::ai::{AiServices, Clock, xai_provider};
+use yetibot_bot_core::{Caller, Interpreter, MemoryAliases, Reply as BotReply, Settings, builtins};
+use yetibot_conversation::AdapterKind;
+use yetibot_discovery_cache::{Bounds, DiscoveryCache, Observation, ProviderListing};
+use yetibot_json_util::SplitMix64;
+use yetibot_mcp_host::{Host, HostOptions, ServerSet};
+use yetibot_redaction::Secret;
+use yetibot_tool_policy::{KnownNames, PolicyConfig, ToolPolicy};
+
+/// A clock the test moves by hand.
+#[derive(Clone)]
+struct Hand(Arc<Mutex<Instant>>);
+
+impl Hand {
+    fn new() -> Self {
+        Self(Arc::new(Mutex::new(Instant::now())))
+    }
+    fn now(&self) -> Instant {
+        *self.0.lock().expect("clock")
+    }
+    fn advance(&self, by: Duration) {
+        *self.0.lock().expect("clock") += by;
+    }
+    fn clock(&self) -> Clock {
+        let hand = self.clone();
+        Arc::new(move || hand.now())
+    }
+}
+
+fn provider(name: &str, url: String, model: Option<&str>) -> ProviderConfig {
+    ProviderConfig {
+        name: Some(name.into()),
+        url: Some(url),
+        model: model.map(str::to_owned),
+        ..ProviderConfig::default()
+    }
+}
+
+/// No toolsets, and the bot's native tools registered as the binary registers them.
+fn policy() -> ToolPolicy {
+    let natives = yetibot_bot_core::native_tools();
+    let config = PolicyConfig {
+        toolsets: &[],
+        default_toolset: None,
+        max_tool_calls: None,
+    };
+    let known = KnownNames {
+        servers: Vec::new(),
+        providers: Vec::new(),
+        with_github_api_token: Vec::new(),
+        native_tools: &natives,
+    };
+    ToolPolicy::from_config(&config, &known).expect("an empty policy is valid")
+}
+
+fn services(providers: ProviderSet, clock: Clock) -> AiServices {
+    AiServices::new(
+        Client::new(ClientOptions::default()).expect("client"),
+        providers,
+        Host::new(ServerSet::default(), HostOptions::new()).expect("host"),
+        policy(),
+        clock,
+    )
+}
+
+fn bot(services: AiServices, admins: &[&str]) -> Interpreter {
+    let mut registry = builtins();
+    for spec in yetibot_bot_core::ai::commands(Arc::new(services)) {
+        registry.add(spec);
+    }
+    Interpreter::new(
+        registry,
+        Arc::new(MemoryAliases::new()),
+        Box::new(SplitMix64::new(7)),
+        Settings {
+            admins: admins.iter().map(|a| (*a).to_owned()).collect(),
+            ..Settings::default()
+        },
+    )
+}
+
+fn caller(user: &str) -> Caller {
+    Caller {
+        adapter: AdapterKind::Slack,
+        room: "#general".into(),
+        user_id: user.into(),
+        user_name: user.into(),
+        trusted: true,
+        message_id: None,
+    }
+}
+
+fn shown(reply: &BotReply) -> String {
+    reply
+        .error
+        .clone()
+        .unwrap_or_else(|| reply.messages().join("\n"))
+}
+
+fn posts(fixture: &Fixture) -> Vec<String> {
+    fixture
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "POST")
+        .map(|r| r.path)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_alone_routes_only_to_a_unique_owner_of_fresh_complete_catalogs() {
+    let fixture = Fixture::start().await.expect("fixture");
+    for name in ["a", "b"] {
+        fixture.route(
+            &format!("/{name}/v1/chat/completions"),
+            Reply::json(script::chat_completion(&format!("from {name}"))),
+        );
+    }
+    let providers = ProviderSet::from_config(
+        Some("a"),
+        &[
+            provider("a", fixture.url("/a/v1"), Some("m-a")),
+            provider("b", fixture.url("/b/v1"), None),
+        ],
+    )
+    .expect("providers");
+    let hand = Hand::new();
+    let cache = DiscoveryCache::new(Bounds::default());
+    let listings: Vec<ProviderListing> = ["a", "b"]
+        .iter()
+        .map(|n| ProviderListing {
+            name: (*n).to_owned(),
+            fingerprint: (*n).to_owned(),
+        })
+        .collect();
+    let generation = cache.configure(&listings).expect("configure");
+    let bot = bot(
+        services(providers, hand.clock()).with_discovery(cache.clone()),
+        &[],
+    );
+    let me = caller("U1");
+
+    // Cold start: nothing observed yet, so nothing is sent.
+    let reply = bot.run(&me, "ai --no-tools --model m-b hi").await;
+    assert!(shown(&reply).contains("--provider"), "{}", shown(&reply));
+    assert!(posts(&fixture).is_empty());
+
+    let ids = |list: &[&str]| Observation::Complete(list.iter().map(|s| (*s).to_owned()).collect());
+    assert!(cache.record(generation, "a", ids(&["m-a", "shared"]), hand.now()));
+    assert!(cache.record(generation, "b", ids(&["m-b", "shared"]), hand.now()));
+
+    let reply = bot.run(&me, "ai --no-tools --model m-b hi").await;
+    assert_eq!(shown(&reply), "from b");
+    assert_eq!(posts(&fixture), ["/b/v1/chat/completions"]);
+
+    let reply = bot.run(&me, "ai --no-tools --model shared hi").await;
+    assert!(
+        shown(&reply).contains("offered by a, b"),
+        "a collision is an error: {}",
+        shown(&reply)
+    );
+    let reply = bot.run(&me, "ai --no-tools --model nowhere hi").await;
+    assert!(
+        shown(&reply).contains("no provider lists"),
+        "{}",
+        shown(&reply)
+    );
+
+    // Five minutes later the catalogs are stale: no guess.
+    hand.advance(Duration::from_secs(5 * 60 + 1));
+    let reply = bot.run(&me, "ai --no-tools --model m-b hi").await;
+    assert!(shown(&reply).contains("out of date"), "{}", shown(&reply));
+    // An explicit provider never waits for catalogs.
+    let reply = bot
+        .run(&me, "ai --no-tools --provider b --model m-b hi")
+        .await;
+    assert_eq!(shown(&reply), "from b");
+    assert_eq!(posts(&fixture).len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_an_admin_typing_it_directly_changes_the_shared_default() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/a/v1/chat/completions",
+        Reply::json(script::chat_completion("answer")),
+    );
+    let providers =
+        ProviderSet::from_config(None, &[provider("a", fixture.url("/a/v1"), Some("m-a"))])
+            .expect("providers");
+    let bot = bot(services(providers, Hand::new().clock()), &["ADMIN"]);
+    let admin = caller("ADMIN");
+    let user = caller("U2");
+    assert_eq!(
+        shown(&bot.run(&user, "ai default").await),
+        "AI default: a m-a (configured)"
+    );
+    let refused = shown(&bot.run(&user, "ai default a m-x").await);
+    assert!(refused.contains("only an admin"), "{refused}");
+    // Not through an alias, nor a sub-expression, even for the admin.
+    assert!(
+        bot.run(&admin, r#"alias setit = "ai default a m-x""#)
+            .await
+            .error
+            .is_none()
+    );
+    assert!(shown(&bot.run(&admin, "setit").await).contains("only an admin"));
+    assert!(shown(&bot.run(&admin, "echo `ai default a m-x`").await).contains("only an admin"));
+    assert!(shown(&bot.run(&admin, "ai default nope m").await).contains("no provider"));
+    assert_eq!(
+        shown(&bot.run(&admin, "ai default a m-x").await),
+        "AI default set to a m-x"
+    );
+    // Everyone sees and uses it.
+    assert!(shown(&bot.run(&user, "ai default").await).contains("a m-x (set at run time"));
+    bot.run(&user, "ai --no-tools hi").await;
+    let sent: Value = serde_json::from_slice(&fixture.requests()[0].body).expect("a JSON request");
+    assert_eq!(sent["model"], "m-x");
+    assert_eq!(
+        shown(&bot.run(&admin, "ai default reset").await),
+        "AI default reset to the configured default"
+    );
+    assert_eq!(
+        shown(&bot.run(&user, "ai default").await),
+        "AI default: a m-a (configured)"
+    );
+}
+
+/// A Responses stream that asks for one native `help` call, then one that answers; each
+/// reports xAI ticks.
+fn xai_turns(fixture: &Fixture, path: &str) {
+    let call = script::function_call_item("call_1", "yetibot__help", "{}");
+    fixture.route(
+        path,
+        Reply::sse_events([
+            script::item_done(&call),
+            json!({"type": "response.completed", "response": {
+                "status": "completed",
+                "output": [serde_json::from_str::<Value>(&call).expect("item")],
+                "usage": {"input_tokens": 100, "output_tokens": 10, "cost_in_usd_ticks": 38_000_000},
+            }})
+            .to_string(),
+        ]),
+    );
+    fixture.route(
+        path,
+        Reply::sse_events([
+            script::text_delta("Here you go."),
+            json!({"type": "response.completed", "response": {
+                "status": "completed",
+                "output": [serde_json::from_str::<Value>(&script::message_item("Here you go.")).expect("item")],
+                "usage": {"input_tokens": 150, "output_tokens": 5, "cost_in_usd_ticks": 10_000_000,
+                          "server_side_tool_usage_details": {"web_search_calls": 1}},
+            }})
+            .to_string(),
+        ]),
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grok_falls_back_to_the_xai_keys_provider_with_native_search_and_ticks_are_summed() {
+    let fixture = Fixture::start().await.expect("fixture");
+    xai_turns(&fixture, "/x/v1/responses");
+    let mut grok = xai_provider(&Secret::new("xai-test-key"), Some(&fixture.url("/x/v1")))
+        .expect("the xAI provider");
+    // xAI's billing, as the real base URL would derive it.
+    let mut capabilities = grok.capabilities().clone();
+    capabilities.billing = Billing::XaiTicks;
+    grok = grok.with_capabilities(capabilities);
+    // The configured set has no grok: `ai` keeps its own default.
+    let providers = ProviderSet::from_config(
+        None,
+        &[provider("local", fixture.url("/local/v1"), Some("m"))],
+    )
+    .expect("providers");
+    let bot = bot(
+        services(providers, Hand::new().clock()).with_grok_fallback(grok),
+        &[],
+    );
+    let reply = bot
+        .run(&caller("U1"), "grok --max-tool-calls 1 What changed today?")
+        .await;
+    assert_eq!(shown(&reply), "Here you go.");
+    let meta = reply.meta.as_ref().expect("answer metadata");
+    assert_eq!(meta.provider, "grok");
+    assert_eq!(meta.model, "grok-4.7");
+    assert_eq!(meta.tool_calls, 1);
+    // 48,000,000 ticks over both turns: $0.0048, reported by the provider.
+    assert_eq!(meta.cost.to_string(), "API $0.0048");
+    assert_eq!(meta.tokens.input, Some(250));
+    let requests = fixture.requests();
+    assert_eq!(requests.len(), 2);
+    for (turn, request) in requests.iter().enumerate() {
+        assert_eq!(request.path, "/x/v1/responses");
+        let sent: Value = serde_json::from_slice(&request.body).expect("JSON");
+        let types: Vec<&str> = sent["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .filter_map(|t| t["type"].as_str())
+            .collect();
+        // The provider's own search goes with every turn: it is not part of the host's
+        // call budget. Function tools go only while the budget lasts (one call here).
+        assert!(
+            types.contains(&"web_search") && types.contains(&"x_search"),
+            "{types:?}"
+        );
+        assert_eq!(types.contains(&"function"), turn == 0, "{types:?}");
+        assert_eq!(sent["model"], "grok-4.7");
+    }
+    // A budget with --no-tools is a contradiction, refused before any request.
+    let refused = shown(
+        &bot.run(&caller("U1"), "grok --max-tool-calls 1 --no-tools hi")
+            .await,
+    );
+    assert!(refused.contains("--no-tools"), "{refused}");
+    assert_eq!(fixture.requests().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_without_reported_cost_is_labelled_not_available() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/a/v1/chat/completions",
+        Reply::json(script::chat_completion("ok")),
+    );
+    let providers =
+        ProviderSet::from_config(None, &[provider("a", fixture.url("/a/v1"), Some("m"))])
+            .expect("providers");
+    let bot = bot(services(providers, Hand::new().clock()), &[]);
+    let reply = bot.run(&caller("U1"), "ai --no-tools hi").await;
+    let meta = reply.meta.as_ref().expect("metadata");
+    assert_eq!(meta.cost.to_string(), "cost n/a");
+    assert_eq!(meta.tool_calls, 0);
+    // Any later stage clears the metadata: only a final answer is captioned.
+    let reply = bot.run(&caller("U1"), "ai --no-tools hi | echo").await;
+    assert!(reply.meta.is_none());
+}
