@@ -651,3 +651,89 @@ async fn an_unknown_mcp_outcome_skips_the_rest_of_the_batch_and_turns_tools_off(
             .is_some_and(|c| c.contains("Skipped"))
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_canary_in_every_credential_slot_reaches_only_its_own_authorization_header() {
+    const MCP_CANARY: &str = "canary-mcp-env-52d1";
+    const XAI_CANARY: &str = "canary-xai-key-9b07";
+    const IMGFLIP_CANARY: &str = "canary-imgflip-6e3c";
+    const FILE_CANARY: &str = "canary-key-file-a4f8";
+    let fixture = Fixture::start().await.expect("fixture");
+    let dir = Workdir::new();
+    let key_file = dir.path.join("other.key");
+    std::fs::write(&key_file, FILE_CANARY).expect("key file");
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(chat_calls(&[("c1", "fx__secret", "{}")])),
+    );
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion(&format!(
+            "keys: {CANARY} {MCP_CANARY} {XAI_CANARY} {IMGFLIP_CANARY}"
+        ))),
+    );
+    // The other provider's key file is read only by a request to that provider, which
+    // then redacts its token too.
+    fixture.route(
+        "/other/v1/chat/completions",
+        Reply::json(script::chat_completion(&format!("mine: {FILE_CANARY}"))),
+    );
+    let edn = format!(
+        r#"{{:yetibot {{:xai {{:key "{XAI_CANARY}"}} :imgflip {{:username "y" :password "{IMGFLIP_CANARY}"}}
+           :ai {{:providers [{{:name "local" :url "{}" :key "{CANARY}" :model "m1"}}
+                             {{:name "other" :url "{}" :key-file "{}" :model "m2"}}]
+                 :mcp {{:servers [{{:name "fx" :command "{}" :env {{"FIXTURE_SECRET" "{MCP_CANARY}"}} :tools ["secret"]}}]}}}}}}}}"#,
+        fixture.url("/v1"),
+        fixture.url("/other/v1"),
+        key_file.display(),
+        mcp_fixture()
+    );
+    let out = run_ai(
+        edn.clone(),
+        vec!["--json".into(), "ai Show me the keys.".into()],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+    let mut everything = printed(&out);
+    let out = run_ai(
+        edn,
+        vec!["ai --provider other --no-tools And yours?".into()],
+    )
+    .await;
+    assert_eq!(stdout(&out), "mine: [redacted]\n", "{}", printed(&out));
+    everything.push_str(&printed(&out));
+    for canary in [CANARY, MCP_CANARY, XAI_CANARY, IMGFLIP_CANARY, FILE_CANARY] {
+        assert!(
+            !everything.contains(canary),
+            "{canary} printed: {everything}"
+        );
+    }
+    let requests = fixture.requests();
+    assert_eq!(requests.len(), 3);
+    // The tool result that quoted the MCP secret reached the model redacted.
+    let second = String::from_utf8_lossy(&requests[1].body).into_owned();
+    assert!(
+        second.contains("raw="),
+        "the tool result was sent: {second}"
+    );
+    for request in &requests {
+        let body = String::from_utf8_lossy(&request.body);
+        for canary in [CANARY, MCP_CANARY, XAI_CANARY, IMGFLIP_CANARY, FILE_CANARY] {
+            assert!(!body.contains(canary), "{canary} sent in a body");
+        }
+        // Each provider's own key, in its own Authorization header only.
+        let own = if request.path.starts_with("/other/") {
+            FILE_CANARY
+        } else {
+            CANARY
+        };
+        for (name, value) in &request.headers {
+            let value = value.to_str().unwrap_or_default();
+            for canary in [CANARY, MCP_CANARY, XAI_CANARY, IMGFLIP_CANARY, FILE_CANARY] {
+                if value.contains(canary) {
+                    assert_eq!((name.as_str(), canary), ("authorization", own));
+                }
+            }
+        }
+    }
+}
