@@ -4,6 +4,7 @@
 
 mod command;
 pub mod cost;
+pub mod delegate;
 pub mod flags;
 mod listing;
 mod meta;

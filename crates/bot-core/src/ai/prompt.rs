@@ -81,7 +81,6 @@ pub(crate) fn snapshot_input(call: &Call<'_>) -> Result<Option<Snapshot>, piped:
 ///
 /// The provider's error; its message is safe to show.
 #[allow(clippy::too_many_arguments)]
-#[expect(dead_code, reason = "the zen and cf commands, landing next, call it")]
 pub(crate) async fn single_hop(
     services: &AiServices,
     provider: &yetibot_ai_providers::Provider,
@@ -403,6 +402,12 @@ async fn answer(services: &AiServices, call: &Call<'_>, request: Request<'_>) ->
         runner: call.runner,
         session: request.session,
         secrets: request.secrets,
+        delegate: crate::ai::delegate::Scope {
+            services,
+            selection: request.selection,
+            context: request.context,
+            admin: call.runner.is_admin(),
+        },
     };
     let context = request.context.clone();
     let access = move || context.clone();

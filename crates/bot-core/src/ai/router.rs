@@ -7,6 +7,7 @@ use yetibot_mcp_host::{CallOutcome, Session};
 use yetibot_redaction::Secrets;
 use yetibot_tool_policy::{Arguments, Execution, ToolExecutor};
 
+use crate::ai::delegate;
 use crate::interpreter::Runner;
 use crate::natives;
 
@@ -15,6 +16,8 @@ pub(crate) struct Router<'a> {
     pub(crate) runner: Runner<'a>,
     pub(crate) session: Option<&'a Session>,
     pub(crate) secrets: &'a Secrets,
+    /// What the `ai` delegation tool checks its calls against.
+    pub(crate) delegate: delegate::Scope<'a>,
 }
 
 /// The interpreter's random source, for `util`'s `random` and `shuffle`.
@@ -54,6 +57,7 @@ impl Router<'_> {
                     Ok(reply.into_json())
                 }
             }
+            "ai" => return delegate::execute(&self.delegate, arguments).await,
             _ => Err("this tool is not available".to_owned()),
         };
         match result {
@@ -75,6 +79,7 @@ impl ToolExecutor for Router<'_> {
                     yetibot_json_util::preflight(&[yetibot_json_util::Call::new(raw)], self.secrets)
                         .is_ok()
                 }
+                "ai" => delegate::check(&self.delegate, raw),
                 _ => false,
             };
         }

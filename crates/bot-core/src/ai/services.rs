@@ -85,6 +85,14 @@ impl AiServices {
         policy: ToolPolicy,
         clock: Clock,
     ) -> Self {
+        // The `ai` delegation tool's service is the configured providers themselves.
+        let native_services = NativeServices {
+            configured: if providers.is_empty() {
+                Vec::new()
+            } else {
+                vec!["ai".to_owned()]
+            },
+        };
         Self {
             client,
             providers,
@@ -92,7 +100,7 @@ impl AiServices {
             discovery: None,
             host,
             policy,
-            native_services: NativeServices::default(),
+            native_services,
             clock,
             grok_fallback: None,
         }
@@ -123,10 +131,15 @@ impl AiServices {
         self
     }
 
-    /// Which service-backed native tools have their services configured.
+    /// Adds service-backed native tools whose services are configured (`ai` is there
+    /// whenever a provider is).
     #[must_use]
     pub fn with_native_services(mut self, services: NativeServices) -> Self {
-        self.native_services = services;
+        for name in services.configured {
+            if !self.native_services.configured.contains(&name) {
+                self.native_services.configured.push(name);
+            }
+        }
         self
     }
 

@@ -737,3 +737,114 @@ async fn a_canary_in_every_credential_slot_reaches_only_its_own_authorization_he
         }
     }
 }
+
+fn two_providers(fixture: &Fixture) -> String {
+    format!(
+        r#"{{:yetibot {{:ai {{:providers [{{:name "local" :url "{}" :key "{CANARY}" :model "m1"}} {{:name "other" :url "{}" :model "child-model"}}]}}}}}}"#,
+        fixture.url("/v1"),
+        fixture.url("/other/v1")
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delegated_child_is_one_direct_text_call_that_sees_only_its_prompt() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(chat_calls(&[(
+            "c1",
+            "yetibot__ai",
+            r#"{"action":"ask","provider":"other","prompt":"Name a prime.","max_output_tokens":64}"#,
+        )])),
+    );
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion("The child said 7.")),
+    );
+    fixture.route(
+        "/other/v1/chat/completions",
+        Reply::json(script::chat_completion("7")),
+    );
+    let out = run_ai(
+        two_providers(&fixture),
+        vec!["--json".into(), "ai Ask another model for a prime.".into()],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+    let reply: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(reply["value"], "The child said 7.");
+    assert_eq!(reply["meta"]["tool_calls"], 1, "the child is one host call");
+    let requests = fixture.requests();
+    let paths: Vec<&str> = requests.iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "/v1/chat/completions",
+            "/other/v1/chat/completions",
+            "/v1/chat/completions"
+        ]
+    );
+    let child = body(&requests[1]);
+    assert_eq!(child["model"], "child-model");
+    assert_eq!(child["max_completion_tokens"], 64);
+    assert!(child.get("tools").is_none(), "a child gets no tools");
+    assert_eq!(
+        child["messages"],
+        json!([{"role": "user", "content": "Name a prime."}]),
+        "only its prompt: no history, instructions or piped data"
+    );
+    assert!(
+        requests[1].headers.get("authorization").is_none(),
+        "its own (absent) key"
+    );
+    let result = body(&requests[2])["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == "tool").cloned())
+        .expect("the child's result");
+    let content: Value =
+        serde_json::from_str(result["content"].as_str().unwrap_or_default()).expect("JSON result");
+    assert_eq!(content["text"], "7");
+    assert_eq!(content["untrusted"], true);
+    assert_eq!(content["provider"], "other");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_delegation_refuses_the_whole_batch_before_any_call() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(chat_calls(&[
+            (
+                "c1",
+                "yetibot__ai",
+                r#"{"action":"ask","provider":"other","prompt":"fine"}"#,
+            ),
+            (
+                "c2",
+                "yetibot__ai",
+                r#"{"action":"ask","provider":"nowhere","prompt":"x"}"#,
+            ),
+        ])),
+    );
+    for arguments in [
+        r#"{"action":"ask","provider":"other","prompt":"x","max_output_tokens":4096}"#,
+        r#"{"action":"ask","provider":"other","prompt":"x","url":"http://evil"}"#,
+        &format!(r#"{{"action":"ask","provider":"other","prompt":"use {CANARY}"}}"#),
+    ] {
+        fixture.route(
+            "/v1/chat/completions",
+            Reply::json(chat_calls(&[("c1", "yetibot__ai", arguments)])),
+        );
+    }
+    for _ in 0..4 {
+        let out = run_ai(two_providers(&fixture), vec!["ai Ask around.".into()]).await;
+        assert_eq!(out.status.code(), Some(1), "{}", printed(&out));
+        assert!(stdout(&out).contains("refused"), "{}", stdout(&out));
+        assert!(!printed(&out).contains(CANARY));
+    }
+    assert_eq!(
+        fixture.count("/other/v1/chat/completions"),
+        0,
+        "no child ran: batches are checked whole first"
+    );
+}
