@@ -76,6 +76,7 @@ fn caller() -> Caller {
         user_name: "bench".into(),
         trusted: true,
         message_id: None,
+        thread: None,
     }
 }
 

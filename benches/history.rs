@@ -67,6 +67,7 @@ fn busy() -> Caller {
         user_name: "bench".into(),
         trusted: true,
         message_id: None,
+        thread: None,
     }
 }
 

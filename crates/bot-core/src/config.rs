@@ -266,5 +266,6 @@ pub fn local_caller(
         user_name,
         trusted: true,
         message_id: None,
+        thread: None,
     })
 }

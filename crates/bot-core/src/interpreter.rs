@@ -45,6 +45,9 @@ pub struct Caller {
     /// The platform's ID of the message being handled, when it has one. History records
     /// are written at most once per message ID, so a replayed event is not recorded twice.
     pub message_id: Option<String>,
+    /// The chat thread the message was sent in, when it was: AI prompts then carry the
+    /// thread's earlier messages. `None` outside threads (and for `yetibot run`).
+    pub thread: Option<crate::ai::thread::Thread>,
 }
 
 /// The answer to one expression.

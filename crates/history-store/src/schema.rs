@@ -416,6 +416,7 @@ mod tests {
             user_name: "u".into(),
             trusted: true,
             message_id: None,
+            thread: None,
         };
         let statement = count_rows(
             Dialect::Sqlite,

@@ -12,6 +12,7 @@ pub mod piped;
 mod prompt;
 mod router;
 mod services;
+pub mod thread;
 mod turn;
 
 pub use command::commands;

@@ -239,6 +239,22 @@ pub(crate) async fn run(
         Some(Ok(message)) => Some(message),
         Some(Err(error)) => return Outcome::error(error.to_string()),
     };
+    // Inside a chat thread the prompt carries the thread (text-only commands never do); a
+    // thread that cannot be read whole stops the request.
+    let thread = match &call.runner.caller().thread {
+        Some(thread) if command != Command::TextOnly => {
+            match thread
+                .0
+                .history()
+                .await
+                .and_then(|m| crate::ai::thread::turns(&m))
+            {
+                Ok(turns) => turns,
+                Err(error) => return Outcome::error(error.to_string()),
+            }
+        }
+        _ => Vec::new(),
+    };
     let offer_tools = tools_on && provider.tool_calling();
     let history_on = call.runner.history().is_some();
     let native_definitions: Vec<ToolDefinition> = if offer_tools {
@@ -278,6 +294,7 @@ pub(crate) async fn run(
             started,
             no_thread: options.no_thread,
             tools_on,
+            thread,
         },
     )
     .await;
@@ -358,6 +375,7 @@ struct Request<'r> {
     started: tokio::time::Instant,
     no_thread: bool,
     tools_on: bool,
+    thread: Vec<Message>,
 }
 
 /// Builds the catalog and conversation, runs the tool loop and shapes the answer.
@@ -379,6 +397,7 @@ async fn answer(services: &AiServices, call: &Call<'_>, request: Request<'_>) ->
         Err(error) => return Outcome::error(error.to_string()),
     };
     let mut messages = vec![Message::System(RUNNER_INSTRUCTIONS.to_owned())];
+    messages.extend(request.thread);
     if let Some(data) = request.data_message {
         messages.push(Message::User(data));
     }

@@ -1073,6 +1073,7 @@ mod tests {
             user_name: "tester".into(),
             trusted: true,
             message_id: None,
+            thread: None,
         };
         tokio::runtime::Builder::new_current_thread()
             .build()

@@ -9,6 +9,7 @@ use provider_fixture::{Fixture, Reply, script};
 use serde_json::{Value, json};
 use tokio::time::Instant;
 use yetibot_ai_providers::{Billing, Client, ClientOptions, ProviderConfig, ProviderSet};
+use yetibot_bot_core::ai::thread::{Thread, ThreadError, ThreadMessage, ThreadSource};
 use yetibot_bot_core::ai::{AiServices, Clock, xai_provider};
 use yetibot_bot_core::{Caller, Interpreter, MemoryAliases, Reply as BotReply, Settings, builtins};
 use yetibot_conversation::AdapterKind;
@@ -98,6 +99,7 @@ fn caller(user: &str) -> Caller {
         user_name: user.into(),
         trusted: true,
         message_id: None,
+        thread: None,
     }
 }
 
@@ -345,4 +347,80 @@ async fn an_answer_without_reported_cost_is_labelled_not_available() {
     // Any later stage clears the metadata: only a final answer is captioned.
     let reply = bot.run(&caller("U1"), "ai --no-tools hi | echo").await;
     assert!(reply.meta.is_none());
+}
+
+/// A thread whose history is fixed, or fails.
+struct Scripted(Result<Vec<ThreadMessage>, ThreadError>);
+
+impl ThreadSource for Scripted {
+    fn history(&self) -> yetibot_bot_core::BoxFuture<'_, Result<Vec<ThreadMessage>, ThreadError>> {
+        let result = self.0.clone();
+        Box::pin(async move { result })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_a_thread_the_prompt_carries_the_thread_and_an_unreadable_thread_sends_nothing() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/a/v1/chat/completions",
+        Reply::json(script::chat_completion("Reduce folds.")),
+    );
+    let providers =
+        ProviderSet::from_config(None, &[provider("a", fixture.url("/a/v1"), Some("m"))])
+            .expect("providers");
+    let bot = bot(services(providers, Hand::new().clock()), &[]);
+    let mut in_thread = caller("U1");
+    in_thread.thread = Some(Thread(Arc::new(Scripted(Ok(vec![
+        ThreadMessage {
+            author: "ann".into(),
+            text: "What is map?".into(),
+            from_bot: false,
+        },
+        ThreadMessage {
+            author: "yetibot".into(),
+            text: "It transforms each item.".into(),
+            from_bot: true,
+        },
+    ])))));
+    let reply = bot.run(&in_thread, "ai --no-tools And reduce?").await;
+    assert_eq!(shown(&reply), "Reduce folds.");
+    let sent: Value = serde_json::from_slice(&fixture.requests()[0].body).expect("JSON");
+    let roles: Vec<(&str, &str)> = sent["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap_or(""),
+                m["content"].as_str().unwrap_or(""),
+            )
+        })
+        .skip(1)
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            ("user", "ann: What is map?"),
+            ("assistant", "It transforms each item."),
+            ("user", "And reduce?"),
+        ],
+        "oldest first, the bot's replies as assistant, the prompt once"
+    );
+    // Outside a thread the prompt stands alone.
+    bot.run(&caller("U1"), "ai --no-tools And reduce?").await;
+    let sent: Value = serde_json::from_slice(&fixture.requests()[1].body).expect("JSON");
+    assert_eq!(sent["messages"].as_array().map(Vec::len), Some(2));
+    // A thread that cannot be read whole is an error, and nothing is sent.
+    let mut broken = caller("U1");
+    broken.thread = Some(Thread(Arc::new(Scripted(Err(ThreadError::Unavailable(
+        "missing permission",
+    ))))));
+    let reply = bot.run(&broken, "ai --no-tools And reduce?").await;
+    assert!(
+        shown(&reply).contains("could not be read completely"),
+        "{}",
+        shown(&reply)
+    );
+    assert_eq!(fixture.requests().len(), 2);
 }

@@ -68,6 +68,7 @@ fn caller(trusted: bool) -> Caller {
         user_name: "op".into(),
         trusted,
         message_id: None,
+        thread: None,
     }
 }
 

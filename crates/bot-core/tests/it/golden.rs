@@ -96,6 +96,7 @@ fn caller() -> Caller {
         user_name: "tester".into(),
         trusted: true,
         message_id: None,
+        thread: None,
     }
 }
 

@@ -57,6 +57,7 @@ fn me() -> Caller {
         user_name: "me".into(),
         trusted: true,
         message_id: None,
+        thread: None,
     }
 }
 

@@ -82,6 +82,7 @@ fn caller(message_id: Option<&str>, trusted: bool) -> Caller {
         user_name: "ann".into(),
         trusted,
         message_id: message_id.map(str::to_owned),
+        thread: None,
     }
 }
 

@@ -234,6 +234,7 @@ pub(crate) fn caller(adapter: AdapterKind, room: &str) -> Caller {
         user_name: "ann".to_owned(),
         trusted: true,
         message_id: None,
+        thread: None,
     }
 }
 
