@@ -106,6 +106,7 @@ pub(crate) async fn models(services: &AiServices, provider: Option<&str>) -> Out
     }
     let mut rows = Vec::new();
     let mut records = Vec::new();
+    let mut failures = Vec::new();
     for (name, result) in services.client.list_all(&services.providers).await {
         match result {
             Ok(list) if list.models.is_empty() => {
@@ -119,12 +120,17 @@ pub(crate) async fn models(services: &AiServices, provider: Option<&str>) -> Out
                 }
             }
             Err(error) => {
+                failures.push(format!("{name}: {}", error.user_message()));
                 rows.push(Value::String(format!("{name}: ⚠ {}", error.user_message())));
                 records.push(to_value(
                     &json!({"provider": name, "error": error.user_message()}),
                 ));
             }
         }
+    }
+    // Only when every provider failed is the listing itself a failure.
+    if failures.len() == services.providers.providers().len() {
+        return Outcome::error(failures.join("; "));
     }
     Outcome::Data {
         value: Value::Array(rows),

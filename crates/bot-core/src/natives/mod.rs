@@ -79,7 +79,8 @@ pub fn native_definition(name: &str) -> Option<ToolDefinition> {
                 "type": "object",
                 "additionalProperties": false,
                 "properties": {
-                    "query": {"type": "string", "minLength": 1, "maxLength": MAX_HISTORY_QUERY_CHARS},
+                    "query": {"type": "string", "minLength": 1, "maxLength": MAX_HISTORY_QUERY_CHARS,
+                              "description": "Only messages containing this literal text (any case)."},
                     "limit": {"type": "integer", "minimum": 1, "maximum": MAX_HISTORY_LIMIT,
                               "description": "Messages per page (default 10)."},
                     "before_id": {"type": "integer", "minimum": 1,
@@ -94,7 +95,8 @@ pub fn native_definition(name: &str) -> Option<ToolDefinition> {
                 "type": "object",
                 "additionalProperties": false,
                 "properties": {
-                    "query": {"type": "string", "minLength": 1, "maxLength": MAX_HISTORY_QUERY_CHARS},
+                    "query": {"type": "string", "minLength": 1, "maxLength": MAX_HISTORY_QUERY_CHARS,
+                              "description": "Count only messages containing this literal text (any case)."},
                 },
             }),
         ),
