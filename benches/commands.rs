@@ -77,6 +77,7 @@ fn caller() -> Caller {
         trusted: true,
         message_id: None,
         thread: None,
+        progress: None,
     }
 }
 

@@ -68,6 +68,7 @@ fn busy() -> Caller {
         trusted: true,
         message_id: None,
         thread: None,
+        progress: None,
     }
 }
 

@@ -267,5 +267,6 @@ pub fn local_caller(
         trusted: true,
         message_id: None,
         thread: None,
+        progress: None,
     })
 }

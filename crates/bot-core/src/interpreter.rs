@@ -48,6 +48,8 @@ pub struct Caller {
     /// The chat thread the message was sent in, when it was: AI prompts then carry the
     /// thread's earlier messages. `None` outside threads (and for `yetibot run`).
     pub thread: Option<crate::ai::thread::Thread>,
+    /// Where the adapter watches the progress of an AI request's tool calls, if it does.
+    pub progress: Option<crate::ai::progress::ProgressSink>,
 }
 
 /// The answer to one expression.

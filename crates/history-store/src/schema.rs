@@ -417,6 +417,7 @@ mod tests {
             trusted: true,
             message_id: None,
             thread: None,
+            progress: None,
         };
         let statement = count_rows(
             Dialect::Sqlite,

@@ -9,6 +9,7 @@ pub mod flags;
 mod listing;
 mod meta;
 pub mod piped;
+pub mod progress;
 mod prompt;
 mod router;
 mod services;

@@ -438,9 +438,20 @@ async fn answer(services: &AiServices, call: &Call<'_>, request: Request<'_>) ->
         secrets: request.secrets,
         prompt,
     };
-    let result =
-        yetibot_tool_policy::run(&mut model, &mut router, &mut conversation, settings, |_| {})
-            .await;
+    let sink = call.runner.caller().progress.clone();
+    let publish = move |progress: &yetibot_tool_policy::Progress| {
+        if let Some(sink) = &sink {
+            sink.publish(progress);
+        }
+    };
+    let result = yetibot_tool_policy::run(
+        &mut model,
+        &mut router,
+        &mut conversation,
+        settings,
+        publish,
+    )
+    .await;
     match result {
         Ok(answer) => {
             let text = request.secrets.redact_text(answer.text.trim());

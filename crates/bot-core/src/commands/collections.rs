@@ -1074,6 +1074,7 @@ mod tests {
             trusted: true,
             message_id: None,
             thread: None,
+            progress: None,
         };
         tokio::runtime::Builder::new_current_thread()
             .build()

@@ -100,6 +100,7 @@ fn caller(user: &str) -> Caller {
         trusted: true,
         message_id: None,
         thread: None,
+        progress: None,
     }
 }
 
@@ -289,9 +290,17 @@ async fn grok_falls_back_to_the_xai_keys_provider_with_native_search_and_ticks_a
         services(providers, Hand::new().clock()).with_grok_fallback(grok),
         &[],
     );
+    let (sink, watching) = yetibot_bot_core::ai::progress::ProgressSink::channel();
+    let mut me = caller("U1");
+    me.progress = Some(sink);
     let reply = bot
-        .run(&caller("U1"), "grok --max-tool-calls 1 What changed today?")
+        .run(&me, "grok --max-tool-calls 1 What changed today?")
         .await;
+    // The adapter saw the call go by: its ID, its outcome and the budget, nothing else.
+    let seen = watching.borrow().clone().expect("a progress snapshot");
+    assert_eq!((seen.total, seen.used, seen.remaining), (1, 1, 0));
+    assert_eq!(seen.calls.len(), 1);
+    assert_eq!(seen.calls[0].tool.as_deref(), Some("yetibot/help"));
     assert_eq!(shown(&reply), "Here you go.");
     let meta = reply.meta.as_ref().expect("answer metadata");
     assert_eq!(meta.provider, "grok");

@@ -69,6 +69,7 @@ fn caller(trusted: bool) -> Caller {
         trusted,
         message_id: None,
         thread: None,
+        progress: None,
     }
 }
 

@@ -97,6 +97,7 @@ fn caller() -> Caller {
         trusted: true,
         message_id: None,
         thread: None,
+        progress: None,
     }
 }
 

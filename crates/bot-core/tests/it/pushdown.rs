@@ -58,6 +58,7 @@ fn me() -> Caller {
         trusted: true,
         message_id: None,
         thread: None,
+        progress: None,
     }
 }
 

@@ -83,6 +83,7 @@ fn caller(message_id: Option<&str>, trusted: bool) -> Caller {
         trusted,
         message_id: message_id.map(str::to_owned),
         thread: None,
+        progress: None,
     }
 }
 

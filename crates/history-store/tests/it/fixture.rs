@@ -235,6 +235,7 @@ pub(crate) fn caller(adapter: AdapterKind, room: &str) -> Caller {
         trusted: true,
         message_id: None,
         thread: None,
+        progress: None,
     }
 }
 
