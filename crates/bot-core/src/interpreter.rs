@@ -150,13 +150,31 @@ struct Scope<'a> {
 #[derive(Debug)]
 struct Budget {
     left: AtomicUsize,
+    /// The structured data of the error that stopped the line, when its command left some
+    /// (a tool loop's failure trace).
+    error_data: std::sync::Mutex<Option<Value>>,
 }
 
 impl Budget {
     fn new() -> Self {
         Self {
             left: AtomicUsize::new(MAX_COMMAND_RUNS),
+            error_data: std::sync::Mutex::new(None),
         }
+    }
+
+    fn keep_error_data(&self, data: Value) {
+        *self
+            .error_data
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(data);
+    }
+
+    fn take_error_data(&self) -> Option<Value> {
+        self.error_data
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
     }
 
     /// Takes one run from the budget; `false` when none is left.
@@ -545,7 +563,10 @@ impl Interpreter {
         let scope = Scope::typed(caller, &budget);
         match self.eval(&expr, &scope).await {
             Ok(piped) => Reply::from(piped),
-            Err(error) => Reply::failed(error),
+            Err(error) => Reply {
+                data: budget.take_error_data(),
+                ..Reply::failed(error)
+            },
         }
     }
 
@@ -660,6 +681,10 @@ impl Interpreter {
         let next = match outcome {
             Outcome::Error(message) => return Err(failure(&message)),
             Outcome::Failed(error) => return Err(error),
+            Outcome::FailedWithData { message, data } => {
+                scope.budget.keep_error_data(data);
+                return Err(message);
+            }
             Outcome::Value(value) => {
                 data_changed = false;
                 Piped {

@@ -99,6 +99,15 @@ pub enum Outcome {
     /// A pipeline inside the command (an alias body) failed with this error, already
     /// formatted where it happened; it is passed on unchanged.
     Failed(String),
+    /// The command failed with this message, passed on unchanged like [`Outcome::Failed`],
+    /// and structured data about the failure (a tool loop's trace) that the reply carries
+    /// as its data.
+    FailedWithData {
+        /// The chat message.
+        message: String,
+        /// The structured failure.
+        data: Value,
+    },
     /// The command also did the work of the first `stages` stages that follow it (it was
     /// offered them as [`Call::following`](crate::Call::following)); those stages are
     /// skipped and `outcome` stands for them all. This is how `history | count` becomes one

@@ -479,7 +479,12 @@ async fn answer(services: &AiServices, call: &Call<'_>, request: Request<'_>) ->
             if !trace.calls.is_empty() || parts.is_empty() {
                 parts.push(trace.chat_summary(FAILURE_SUMMARY_CHARS));
             }
-            Outcome::Failed(request.secrets.redact_text(&parts.join("\n")).into_owned())
+            let message = request.secrets.redact_text(&parts.join("\n")).into_owned();
+            // The trace is built redacted and bounded; it is the failure's structured data.
+            Outcome::FailedWithData {
+                message,
+                data: crate::ai::listing::to_value(&request.secrets.redact_json(&trace.to_json())),
+            }
         }
     }
 }
