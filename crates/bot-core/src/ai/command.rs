@@ -5,13 +5,14 @@ use std::sync::Arc;
 
 use crate::ai::flags::Command;
 use crate::ai::services::AiServices;
-use crate::ai::{listing, prompt};
+use crate::ai::{cf, listing, prompt};
 use crate::registry::{BoxFuture, Call, Category, CommandSpec, Handler};
 use crate::value::Outcome;
 
-/// The AI commands over these services, to add to the interpreter's registry.
+/// The AI commands (`ai`, `cf`) over these services, to add to the interpreter's registry.
 #[must_use]
 pub fn commands(services: Arc<AiServices>) -> Vec<CommandSpec> {
+    let cf = cf::spec(Arc::clone(&services));
     let ai = Ai { services };
     let spec = CommandSpec::new("ai", &[Category::Ai])
         .route(
@@ -49,7 +50,7 @@ pub fn commands(services: Arc<AiServices>) -> Vec<CommandSpec> {
             "ai [--provider <name>] [--model <id>] [--toolset <name>] [--no-tools] [--max-tool-calls <n>] [--] <prompt> # ask a model",
             ai,
         );
-    vec![spec]
+    vec![spec, cf]
 }
 
 /// The `ai` handler. Every route runs it: it reads the arguments the caller typed (without

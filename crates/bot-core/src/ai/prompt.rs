@@ -30,7 +30,7 @@ pub const RUNNER_INSTRUCTIONS: &str = "You are Yetibot, a chat bot answering a c
     results. Answer concisely.";
 
 /// What the model is asked when the request is only piped data.
-const PIPE_ONLY_PROMPT: &str = "Respond to the supplied data.";
+pub(crate) const PIPE_ONLY_PROMPT: &str = "Respond to the supplied data.";
 
 /// The longest chat message a failed tool loop's summary takes.
 const FAILURE_SUMMARY_CHARS: usize = 1800;
@@ -68,7 +68,9 @@ pub(crate) fn provenance(caller: &crate::Caller) -> Provenance {
 ///
 /// The static error to stop the pipeline with when the data is unsupported or too large.
 pub(crate) fn snapshot_input(call: &Call<'_>) -> Result<Option<Snapshot>, piped::PipedError> {
-    piped_data(call).map(|data| piped::snapshot(&data)).transpose()
+    piped_data(call)
+        .map(|data| piped::snapshot(&data))
+        .transpose()
 }
 
 /// One direct provider call: the given messages, no tools, at most `max_output_tokens`
@@ -79,7 +81,6 @@ pub(crate) fn snapshot_input(call: &Call<'_>) -> Result<Option<Snapshot>, piped:
 ///
 /// The provider's error; its message is safe to show.
 #[allow(clippy::too_many_arguments)]
-#[expect(dead_code, reason = "the zen and cf commands, landing next, call it")]
 pub(crate) async fn single_hop(
     services: &AiServices,
     provider: &yetibot_ai_providers::Provider,
