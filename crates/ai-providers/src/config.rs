@@ -274,6 +274,18 @@ impl ProviderSet {
     pub fn is_empty(&self) -> bool {
         self.providers.is_empty()
     }
+
+    /// The same set with the provider of `provider`'s name replaced by `provider`, in the
+    /// same place (so the default stays the default): for embedders and tests that adjust a
+    /// configured provider with [`Provider::with_capabilities`]. A name the set does not
+    /// hold leaves the set unchanged, since a provider is only ever added by validation.
+    #[must_use]
+    pub fn with_provider(mut self, provider: Provider) -> Self {
+        if let Some(slot) = self.providers.iter_mut().find(|p| p.name == provider.name) {
+            *slot = provider;
+        }
+        self
+    }
 }
 
 /// Validates an API base URL and returns it without a trailing slash.

@@ -26,7 +26,8 @@ pub use credential::{KEY_FILE_READ_TIMEOUT, MAX_KEY_FILE_BYTES};
 pub use error::{Category, Error, Result};
 pub use models::{
     CLOUDFLARE_MAX_PAGES, CLOUDFLARE_PAGE_SIZE, MAX_MODEL_ID_BYTES, MAX_MODELS, MAX_RECORD_BYTES,
-    MAX_RECORD_DEPTH, MAX_RECORD_ENTRIES, MAX_RECORD_STRING_CHARS, ModelInfo, ModelList,
+    MAX_RECORD_DEPTH, MAX_RECORD_ENTRIES, MAX_RECORD_STRING_CHARS, MAX_TASK_NAME_CHARS, ModelInfo,
+    ModelInterface, ModelList, TaskCategory, UNCATEGORIZED,
 };
 pub use routing::{DefaultError, Route, RouteError, RouteRequest, RuntimeDefaults, route};
 pub use transport::{Client, ClientOptions, MAX_RETRY_AFTER_SECS};

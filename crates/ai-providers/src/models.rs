@@ -27,6 +27,64 @@ pub const MAX_RECORD_STRING_CHARS: usize = 2000;
 pub const MAX_RECORD_ENTRIES: usize = 32;
 /// The deepest nesting kept in a projected record.
 pub const MAX_RECORD_DEPTH: usize = 5;
+/// The longest Workers AI task name (and category ID made from it) that names a category,
+/// in characters; a longer one leaves its model uncategorized.
+pub const MAX_TASK_NAME_CHARS: usize = 100;
+/// The category ID of Workers AI entries without a usable task name.
+pub const UNCATEGORIZED: &str = "uncategorized";
+
+/// The inference interface a Workers AI catalog entry describes, read from its official
+/// record (its task name and input schema), never guessed from its model ID.
+///
+/// A task is not an interface: Cloudflare files its decision and extraction models under
+/// Text Generation too, so the input schema decides first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ModelInterface {
+    /// A Text Generation entry that takes chat prompts.
+    Chat,
+    /// A decision model such as Clef: its input is a state and typed `questions`.
+    Decision,
+    /// An extraction model such as Clairic: its input names typed `fields`.
+    Extraction,
+    /// A task that takes or makes images (text-to-image, image-to-text, classification,
+    /// detection).
+    Image,
+    /// A task over speech or other audio (recognition, synthesis, voice activity).
+    Audio,
+    /// A text embedding task.
+    Embedding,
+    /// Any other task (translation, summarization, text classification, ...), or none: the
+    /// model has its own, model-specific input.
+    Unknown,
+}
+
+impl ModelInterface {
+    /// The short label shown beside the model: `chat`, `decision`, `extraction`, `image`,
+    /// `audio`, `embedding` or `unknown`.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Chat => "chat",
+            Self::Decision => "decision",
+            Self::Extraction => "extraction",
+            Self::Image => "image",
+            Self::Audio => "audio",
+            Self::Embedding => "embedding",
+            Self::Unknown => "unknown",
+        }
+    }
+}
+
+/// A Workers AI catalog category: the entry's task name as Cloudflare reports it, and an ID
+/// made from it (lower case, each run of other characters one `-`: `Text Generation` is
+/// `text-generation`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TaskCategory {
+    /// The category ID.
+    pub id: String,
+    /// The task name, trimmed and redacted of credentials.
+    pub name: String,
+}
 
 /// One listed model.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +96,11 @@ pub struct ModelInfo {
     pub context_length: Option<u64>,
     /// The bounded Cloudflare catalog record (see the crate docs), `None` elsewhere.
     pub record: Option<Value>,
+    /// The interface a Cloudflare catalog record describes; `None` for other listings.
+    pub interface: Option<ModelInterface>,
+    /// The category of a Cloudflare catalog record; `None` when its task name is missing or
+    /// unusable (the [`UNCATEGORIZED`] entries), and for other listings.
+    pub category: Option<TaskCategory>,
 }
 
 /// A provider's model list, sorted by ID without duplicates.
@@ -136,6 +199,8 @@ pub(crate) fn standard(provider: &Provider, value: &Value) -> Result<ModelList> 
                 id,
                 context_length,
                 record: None,
+                interface: None,
+                category: None,
             })
         })
         .collect();
@@ -252,8 +317,21 @@ const DROP_ORDER: &[&str] = &[
 /// Projects one Workers AI catalog record into its bounded form.
 fn project(record: &Value, secrets: &yetibot_redaction::Secrets) -> Option<ModelInfo> {
     let id = record.get("name")?.as_str()?.to_owned();
+    let task_name = record
+        .get("task")
+        .and_then(|t| t.get("name"))
+        .and_then(Value::as_str);
+    // Both come from the whole record, before anything is cut, so a record that has to give
+    // up its schema or task to fit still keeps its label and category.
+    let interface = interface_of(task_name, record.get("schema"));
+    let category = task_name.and_then(|name| category_of(&secrets.redact_text(name)));
     let mut out = Map::new();
     out.insert("id".into(), json!(id));
+    out.insert("interface".into(), json!(interface.label()));
+    out.insert(
+        "category".into(),
+        json!(category.as_ref().map_or(UNCATEGORIZED, |c| c.id.as_str())),
+    );
     for (from, to) in [
         ("id", "uuid"),
         ("source", "source"),
@@ -334,6 +412,81 @@ fn project(record: &Value, secrets: &yetibot_redaction::Secrets) -> Option<Model
         id,
         context_length,
         record: Some(value),
+        interface: Some(interface),
+        category,
+    })
+}
+
+/// The interface of a catalog entry. The input schema is read first, because a task is not
+/// an interface: a state with typed `questions` is a decision model and typed `fields` an
+/// extraction model, whatever their task. Otherwise the task name decides.
+fn interface_of(task: Option<&str>, schema: Option<&Value>) -> ModelInterface {
+    let inputs = input_names(schema);
+    if inputs.contains(&"questions") && inputs.contains(&"state") {
+        return ModelInterface::Decision;
+    }
+    if inputs.contains(&"fields") {
+        return ModelInterface::Extraction;
+    }
+    let Some(task) = task.and_then(category_of) else {
+        return ModelInterface::Unknown;
+    };
+    let id = task.id.as_str();
+    if id == "text-generation" {
+        ModelInterface::Chat
+    } else if id.contains("embedding") {
+        ModelInterface::Embedding
+    } else if id.contains("image") || id == "object-detection" {
+        ModelInterface::Image
+    } else if ["speech", "audio", "voice"].iter().any(|w| id.contains(w)) {
+        ModelInterface::Audio
+    } else {
+        ModelInterface::Unknown
+    }
+}
+
+/// The most alternatives (`oneOf`/`anyOf` branches) of an input schema that are read.
+const MAX_SCHEMA_BRANCHES: usize = 64;
+
+/// The top-level property names of an input schema, including those of each `oneOf` or
+/// `anyOf` alternative (chat models list a prompt form and a messages form).
+fn input_names(schema: Option<&Value>) -> Vec<&str> {
+    let Some(input) = schema.and_then(|s| s.get("input")) else {
+        return Vec::new();
+    };
+    let branches = ["oneOf", "anyOf"]
+        .iter()
+        .filter_map(|k| input.get(*k).and_then(Value::as_array))
+        .flat_map(|items| items.iter().take(MAX_SCHEMA_BRANCHES));
+    std::iter::once(input)
+        .chain(branches)
+        .filter_map(|s| s.get("properties").and_then(Value::as_object))
+        .flat_map(|props| props.keys().map(String::as_str))
+        .collect()
+}
+
+/// The category a task name makes, or `None` when the name is unusable: blank, longer than
+/// [`MAX_TASK_NAME_CHARS`], holding control characters, or without a letter or digit.
+fn category_of(name: &str) -> Option<TaskCategory> {
+    let name = name.trim();
+    if name.is_empty()
+        || name.chars().count() > MAX_TASK_NAME_CHARS
+        || name.chars().any(char::is_control)
+    {
+        return None;
+    }
+    let mut id = String::with_capacity(name.len());
+    for c in name.chars() {
+        if c.is_alphanumeric() {
+            id.extend(c.to_lowercase());
+        } else if !id.is_empty() && !id.ends_with('-') {
+            id.push('-');
+        }
+    }
+    let id = id.trim_end_matches('-');
+    (!id.is_empty() && id.chars().count() <= MAX_TASK_NAME_CHARS).then(|| TaskCategory {
+        id: id.to_owned(),
+        name: name.to_owned(),
     })
 }
 
@@ -434,5 +587,59 @@ fn bound(value: &Value, depth: usize, truncated: &mut bool) -> Value {
             )
         }
         other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        /// Any task name gives either no category or a well-formed, bounded ID, and an ASCII
+        /// name that differs only in case or separators gives the same one.
+        #[test]
+        fn category_ids_are_well_formed(name in "\\PC{0,120}|[ -~]{0,40}") {
+            if let Some(category) = category_of(&name) {
+                let id = &category.id;
+                prop_assert!(!id.is_empty());
+                prop_assert!(id.chars().count() <= MAX_TASK_NAME_CHARS);
+                prop_assert!(!id.starts_with('-') && !id.ends_with('-') && !id.contains("--"));
+                prop_assert!(id.chars().all(|c| c == '-' || c.is_alphanumeric()));
+                prop_assert_eq!(category.name.as_str(), name.trim());
+                if name.is_ascii() {
+                    let shouted = category_of(&name.to_ascii_uppercase().replace(' ', "_"));
+                    prop_assert_eq!(shouted.map(|c| c.id), Some(id.clone()));
+                }
+            }
+        }
+
+        /// The label never depends on anything but the task and the input schema's names.
+        #[test]
+        fn interfaces_never_panic(task in proptest::option::of("\\PC{0,40}"), key in "[a-z]{0,10}") {
+            let schema = json!({"input": {"oneOf": [{"properties": {key: {}}}]}});
+            let _ = interface_of(task.as_deref(), Some(&schema));
+        }
+    }
+
+    #[test]
+    fn task_names_map_to_interfaces() {
+        let check = |task: &str, expected: ModelInterface| {
+            assert_eq!(interface_of(Some(task), None), expected, "{task}");
+        };
+        check("Text Generation", ModelInterface::Chat);
+        check("text generation", ModelInterface::Chat);
+        check("Text Embeddings", ModelInterface::Embedding);
+        check("Image Classification", ModelInterface::Image);
+        check("Summarization", ModelInterface::Unknown);
+        check("Text Classification", ModelInterface::Unknown);
+        assert_eq!(interface_of(None, None), ModelInterface::Unknown);
+        // One of Clef's two required inputs alone is not enough.
+        let questions = json!({"input": {"properties": {"questions": {}}}});
+        assert_eq!(
+            interface_of(Some("Text Generation"), Some(&questions)),
+            ModelInterface::Chat
+        );
     }
 }

@@ -360,3 +360,195 @@ async fn context_windows_come_from_the_listing_or_ollama_details() {
         .count();
     assert_eq!(ps, 3, "/api/ps is asked first, every time");
 }
+
+/// Lists `records` from one catalog page and returns the projected models by ID.
+async fn projected(records: &Value) -> Vec<yetibot_ai_providers::ModelInfo> {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route("/search", one_page(records));
+    client()
+        .list_models(&cloudflare(&fixture))
+        .await
+        .expect("list")
+        .models
+}
+
+fn task(name: &str) -> Value {
+    json!({"id": "task-uuid", "name": name})
+}
+
+#[tokio::test]
+async fn cloudflare_entries_are_labelled_with_their_interface_and_category() {
+    use yetibot_ai_providers::ModelInterface as I;
+    let chat_schema = json!({"input": {"type": "object", "oneOf": [
+        {"properties": {"prompt": {}}}, {"properties": {"messages": {}, "tools": {}}}]},
+        "output": {"properties": {"response": {}}}});
+    // The shapes of the official Clef record and of Clairic's request: filed under Text
+    // Generation, but not chat models.
+    let clef_schema = json!({"input": {"properties": {"model": {}, "state": {}, "questions": {}, "images": {}}},
+        "output": {"properties": {"answers": {}}}});
+    let clairic_schema = json!({"input": {"anyOf": [{"properties": {"input": {}, "fields": {}}}]}});
+    let records = json!([
+        {"name": "@cf/a/chat", "task": task("Text Generation"), "schema": chat_schema},
+        {"name": "@cf/a/bare-chat", "task": task("Text Generation")},
+        {"name": "@cf/b/decide", "task": task("Text Generation"), "schema": clef_schema},
+        {"name": "@cf/b/extract", "task": task("Text Generation"), "schema": clairic_schema},
+        {"name": "@cf/c/draw", "task": task("Text-to-Image")},
+        {"name": "@cf/c/see", "task": task("Image-to-Text"), "schema": {"input": {"properties": {"question": {}, "image": {}}}}},
+        {"name": "@cf/c/detect", "task": task("Object Detection")},
+        {"name": "@cf/d/hear", "task": task("Automatic Speech Recognition")},
+        {"name": "@cf/d/speak", "task": task("Text-to-Speech")},
+        {"name": "@cf/d/turn", "task": task("Voice Activity Detection")},
+        {"name": "@cf/e/embed", "task": task("Text Embeddings")},
+        {"name": "@cf/f/translate", "task": task("Translation")},
+        {"name": "@cf/f/none"},
+    ]);
+    let models = projected(&records).await;
+    let label = |id: &str| {
+        let model = models.iter().find(|m| m.id == id).expect(id);
+        let record = model.record.clone().expect("record");
+        let interface = model
+            .interface
+            .expect("a Cloudflare entry has an interface");
+        assert_eq!(record["interface"], interface.label(), "{id}");
+        (
+            interface,
+            record["category"].as_str().unwrap_or_default().to_owned(),
+        )
+    };
+    let check = |id: &str, interface: I, category: &str| {
+        assert_eq!(label(id), (interface, category.to_owned()), "{id}");
+    };
+    check("@cf/a/chat", I::Chat, "text-generation");
+    check("@cf/a/bare-chat", I::Chat, "text-generation");
+    check("@cf/b/decide", I::Decision, "text-generation");
+    check("@cf/b/extract", I::Extraction, "text-generation");
+    check("@cf/c/draw", I::Image, "text-to-image");
+    check("@cf/c/see", I::Image, "image-to-text");
+    check("@cf/c/detect", I::Image, "object-detection");
+    check("@cf/d/hear", I::Audio, "automatic-speech-recognition");
+    check("@cf/d/speak", I::Audio, "text-to-speech");
+    check("@cf/d/turn", I::Audio, "voice-activity-detection");
+    check("@cf/e/embed", I::Embedding, "text-embeddings");
+    check("@cf/f/translate", I::Unknown, "translation");
+    check("@cf/f/none", I::Unknown, "uncategorized");
+    let chat = models.iter().find(|m| m.id == "@cf/a/chat").expect("chat");
+    assert_eq!(
+        chat.category,
+        Some(yetibot_ai_providers::TaskCategory {
+            id: "text-generation".into(),
+            name: "Text Generation".into()
+        })
+    );
+}
+
+#[tokio::test]
+async fn unusable_task_names_leave_the_model_uncategorized() {
+    let records = json!([
+        {"name": "@cf/blank", "task": task("   ")},
+        {"name": "@cf/punct", "task": task("-- / --")},
+        {"name": "@cf/long", "task": task(&"t".repeat(101))},
+        {"name": "@cf/control", "task": task("Text\u{7}Generation")},
+        {"name": "@cf/number", "task": {"name": 7}},
+        {"name": "@cf/spaced", "task": task("  Text   Generation ")},
+        {"name": "@cf/edge", "task": task(&"é".repeat(100))},
+    ]);
+    let models = projected(&records).await;
+    let category = |id: &str| {
+        models
+            .iter()
+            .find(|m| m.id == id)
+            .expect(id)
+            .category
+            .clone()
+    };
+    for id in [
+        "@cf/blank",
+        "@cf/punct",
+        "@cf/long",
+        "@cf/control",
+        "@cf/number",
+    ] {
+        assert_eq!(category(id), None, "{id}");
+        let model = models.iter().find(|m| m.id == id).expect(id);
+        assert_eq!(
+            model.interface,
+            Some(yetibot_ai_providers::ModelInterface::Unknown),
+            "{id}"
+        );
+    }
+    let spaced = category("@cf/spaced").expect("usable");
+    assert_eq!(spaced.id, "text-generation");
+    assert_eq!(spaced.name, "Text   Generation");
+    assert_eq!(
+        category("@cf/edge").map(|c| c.id),
+        Some("é".repeat(100)),
+        "letters of any script make the ID"
+    );
+}
+
+/// The label is read from the whole record: a decision model whose oversized record has to
+/// give up its schema summary is still not labelled chat.
+#[tokio::test]
+async fn the_interface_survives_a_record_cut_to_its_bound() {
+    let long = |c: char| c.to_string().repeat(2000);
+    let records = json!([{
+        "name": "@cf/cloudflare/big-decider",
+        "task": {"id": long('t'), "name": "Text Generation"},
+        "description": long('\u{1}'),
+        "source": long('s'),
+        "created_at": long('c'),
+        "tags": [long('g')],
+        "schema": {"input": {"properties": {"state": {}, "questions": {}}}},
+    }]);
+    let models = projected(&records).await;
+    let record = models[0].record.clone().expect("record");
+    assert_eq!(record["metadata-truncated"], true);
+    assert!(
+        record.get("schema").is_none(),
+        "the schema gave way: {record}"
+    );
+    assert_eq!(record["interface"], "decision");
+    assert_eq!(record["category"], "text-generation");
+    assert_eq!(
+        models[0].interface,
+        Some(yetibot_ai_providers::ModelInterface::Decision)
+    );
+    assert!(serde_json::to_vec(&record).expect("json").len() <= 8000);
+}
+
+#[tokio::test]
+async fn standard_listings_have_no_interface_or_category() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route("/v1/models", Reply::json(r#"{"data":[{"id":"m"}]}"#));
+    let list = client()
+        .list_models(&keyed("p", &fixture.url("/v1")))
+        .await
+        .expect("list");
+    assert_eq!(list.models[0].interface, None);
+    assert_eq!(list.models[0].category, None);
+}
+
+#[test]
+fn a_set_takes_an_adjusted_provider_in_the_same_place() {
+    let set = ProviderSet::from_config(
+        Some("b"),
+        &[
+            config("a", "http://127.0.0.1:9/v1"),
+            config("b", "http://127.0.0.1:9/v1"),
+        ],
+    )
+    .expect("config");
+    let b = set.get("b").expect("b").clone();
+    let mut caps = b.capabilities().clone();
+    caps.listing = ModelListing::CloudflareSearch {
+        url: "http://127.0.0.1:9/search".into(),
+    };
+    let set = set.with_provider(b.with_capabilities(caps.clone()));
+    let names: Vec<&str> = set.providers().iter().map(|p| p.name()).collect();
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(set.default_provider().map(|p| p.name()), Some("b"));
+    assert_eq!(set.get("b").map(|p| p.capabilities()), Some(&caps));
+    // A provider the set does not hold is not added.
+    let stranger = crate::support::provider(config("c", "http://127.0.0.1:9/v1"));
+    assert_eq!(set.with_provider(stranger).providers().len(), 2);
+}

@@ -5,13 +5,14 @@ use std::sync::Arc;
 
 use crate::ai::flags::Command;
 use crate::ai::services::{AiServices, GROK_PROVIDER};
-use crate::ai::{listing, prompt};
+use crate::ai::{cf, listing, prompt};
 use crate::registry::{BoxFuture, Call, Category, CommandSpec, Handler};
 use crate::value::Outcome;
 
-/// The AI commands over these services, to add to the interpreter's registry.
+/// The AI commands (`ai`, `cf`) over these services, to add to the interpreter's registry.
 #[must_use]
 pub fn commands(services: Arc<AiServices>) -> Vec<CommandSpec> {
+    let cf = cf::spec(Arc::clone(&services));
     let ai = Ai { services };
     let spec = CommandSpec::new("ai", &[Category::Ai])
         .route(
@@ -54,7 +55,7 @@ pub fn commands(services: Arc<AiServices>) -> Vec<CommandSpec> {
         "grok [--model <id>] [--toolset <name>] [--no-tools] [--no-thread] [--max-tool-calls <n>] [--] <prompt> # ask Grok, with web and X search",
         Grok(ai),
     );
-    vec![spec, grok]
+    vec![spec, grok, cf]
 }
 
 /// The `grok` handler: prompts pinned to the provider named `grok` (or the xAI key's).

@@ -421,6 +421,8 @@ mod tests {
                 .map(|i| ModelInfo {
                     id: format!("model-{i:03}"),
                     context_length: None,
+                    interface: None,
+                    category: None,
                     record: (record_bytes > 0)
                         .then(|| json!({"description": "d".repeat(record_bytes)})),
                 })

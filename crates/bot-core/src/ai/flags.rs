@@ -10,8 +10,8 @@ pub enum Command {
     Ai,
     /// `grok`: pinned to its provider, so no `--provider`; adds `--no-thread`.
     Grok,
-    /// `zen` and `cf`: pinned, text-only (no tools, so no `--max-tool-calls` or `--no-tools`
-    /// effect beyond what they already do).
+    /// `zen` and `cf`: pinned (so no `--provider`) and text-only (no tools, so no
+    /// `--max-tool-calls` or `--no-tools` effect beyond what they already do).
     TextOnly,
 }
 
@@ -75,7 +75,7 @@ pub fn parse(args: &str, command: Command) -> Result<Options, FlagError> {
                 options.prompt = rest.to_owned();
                 return Ok(options);
             }
-            "--provider" if command == Command::Grok => return Err(FlagError::PinnedProvider),
+            "--provider" if command != Command::Ai => return Err(FlagError::PinnedProvider),
             "--provider" | "--model" | "--toolset" => {
                 let name = match word {
                     "--provider" => "--provider",
@@ -199,6 +199,14 @@ mod tests {
             parse("--provider x hi", Command::Grok),
             Err(FlagError::PinnedProvider)
         );
+        assert_eq!(
+            parse("--provider x hi", Command::TextOnly),
+            Err(FlagError::PinnedProvider)
+        );
+        assert!(matches!(
+            parse("--no-thread hi", Command::TextOnly),
+            Err(FlagError::Unknown { .. })
+        ));
         let grok = parse("--no-thread --model g hi", Command::Grok).expect("parses");
         assert!(grok.no_thread);
         // Repeated budgets are the tool policy's to refuse, with its own message.

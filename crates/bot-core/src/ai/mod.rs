@@ -1,7 +1,8 @@
-//! The AI commands (`ai` today; `grok`, `zen` and `cf` as they land): options, routing,
+//! The AI commands (`ai` and `cf` today; `grok` and `zen` as they land): options, routing,
 //! piped data, the tool loop's model turn and tool router, and the metadata every answer
 //! carries, with its cost label.
 
+mod cf;
 mod command;
 pub mod cost;
 pub mod delegate;

@@ -30,7 +30,7 @@ pub const RUNNER_INSTRUCTIONS: &str = "You are Yetibot, a chat bot answering a c
     results. Answer concisely.";
 
 /// What the model is asked when the request is only piped data.
-const PIPE_ONLY_PROMPT: &str = "Respond to the supplied data.";
+pub(crate) const PIPE_ONLY_PROMPT: &str = "Respond to the supplied data.";
 
 /// The longest chat message a failed tool loop's summary takes.
 const FAILURE_SUMMARY_CHARS: usize = 1800;

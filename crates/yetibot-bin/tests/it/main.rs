@@ -2,6 +2,7 @@
 //! clean shutdown of the running bot on SIGINT and SIGTERM.
 
 mod ai;
+mod cf;
 mod discovery;
 mod run;
 
