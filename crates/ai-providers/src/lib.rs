@@ -7,6 +7,7 @@ mod config;
 mod credential;
 mod error;
 mod models;
+mod pricing;
 mod responses;
 mod routing;
 mod sse;
@@ -28,6 +29,7 @@ pub use models::{
     CLOUDFLARE_MAX_PAGES, CLOUDFLARE_PAGE_SIZE, MAX_MODEL_ID_BYTES, MAX_MODELS, MAX_RECORD_BYTES,
     MAX_RECORD_DEPTH, MAX_RECORD_ENTRIES, MAX_RECORD_STRING_CHARS, ModelInfo, ModelList,
 };
+pub use pricing::{MAX_PRICE_FIELDS, MAX_UNKNOWN_NAME_BYTES, MAX_UNKNOWN_NAMES, Price, Pricing};
 pub use routing::{DefaultError, Route, RouteError, RouteRequest, RuntimeDefaults, route};
 pub use transport::{Client, ClientOptions, MAX_RETRY_AFTER_SECS};
 pub use turn::{Turn, TurnEvent, TurnRequest};
