@@ -5,13 +5,14 @@ use std::sync::Arc;
 
 use crate::ai::flags::Command;
 use crate::ai::services::AiServices;
-use crate::ai::{listing, prompt};
+use crate::ai::{listing, prompt, zen};
 use crate::registry::{BoxFuture, Call, Category, CommandSpec, Handler};
 use crate::value::Outcome;
 
 /// The AI commands over these services, to add to the interpreter's registry.
 #[must_use]
 pub fn commands(services: Arc<AiServices>) -> Vec<CommandSpec> {
+    let zen = zen::spec(services.clone());
     let ai = Ai { services };
     let spec = CommandSpec::new("ai", &[Category::Ai])
         .route(
@@ -49,7 +50,7 @@ pub fn commands(services: Arc<AiServices>) -> Vec<CommandSpec> {
             "ai [--provider <name>] [--model <id>] [--toolset <name>] [--no-tools] [--max-tool-calls <n>] [--] <prompt> # ask a model",
             ai,
         );
-    vec![spec]
+    vec![spec, zen]
 }
 
 /// The `ai` handler. Every route runs it: it reads the arguments the caller typed (without
@@ -76,7 +77,7 @@ impl Handler for Ai {
                 ("servers", "") => listing::servers(services),
                 ("toolsets", "") => listing::toolsets(services),
                 ("tools", selector) => listing::tools(services, &call, selector).await,
-                ("default", rest) => listing::default(services, &call, rest),
+                ("default", rest) => listing::default(services, &call, rest).await,
                 _ => prompt::run(services, &call, typed, Command::Ai, None).await,
             }
         })

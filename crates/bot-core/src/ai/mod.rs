@@ -12,6 +12,7 @@ mod prompt;
 mod router;
 mod services;
 mod turn;
+mod zen;
 
 pub use command::commands;
 pub use meta::{AnswerMeta, TokenCounts};

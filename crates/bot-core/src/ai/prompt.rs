@@ -17,6 +17,7 @@ use crate::ai::piped::{self, Snapshot};
 use crate::ai::router::Router;
 use crate::ai::services::AiServices;
 use crate::ai::turn::ProviderTurn;
+use crate::ai::zen;
 use crate::natives;
 use crate::registry::Call;
 use crate::value::Outcome;
@@ -68,7 +69,9 @@ pub(crate) fn provenance(caller: &crate::Caller) -> Provenance {
 ///
 /// The static error to stop the pipeline with when the data is unsupported or too large.
 pub(crate) fn snapshot_input(call: &Call<'_>) -> Result<Option<Snapshot>, piped::PipedError> {
-    piped_data(call).map(|data| piped::snapshot(&data)).transpose()
+    piped_data(call)
+        .map(|data| piped::snapshot(&data))
+        .transpose()
 }
 
 /// One direct provider call: the given messages, no tools, at most `max_output_tokens`
@@ -79,7 +82,6 @@ pub(crate) fn snapshot_input(call: &Call<'_>) -> Result<Option<Snapshot>, piped:
 ///
 /// The provider's error; its message is safe to show.
 #[allow(clippy::too_many_arguments)]
-#[expect(dead_code, reason = "the zen and cf commands, landing next, call it")]
 pub(crate) async fn single_hop(
     services: &AiServices,
     provider: &yetibot_ai_providers::Provider,
@@ -112,8 +114,8 @@ pub(crate) async fn single_hop(
     Ok((text, meta))
 }
 
-/// How the provider's usage is read for the cost label. Automatic verified-free Zen
-/// selection is not run yet, so no Zen answer is labelled free.
+/// How the provider's usage is read for the cost label, for a model that was not verified
+/// free for this request (a verified-free Zen answer uses `zen::free_cost_source`).
 pub(crate) fn cost_source(provider: &yetibot_ai_providers::Provider) -> CostSource {
     match provider.capabilities().billing {
         Billing::ZenCredits => CostSource::Zen {
@@ -200,6 +202,14 @@ pub(crate) async fn run(
     if let Err(error) = selection.authorize(&context) {
         return Outcome::error(error.to_string());
     }
+    // A Zen runtime default is used only while it is still free; its catalog is read only
+    // now that the static checks have passed.
+    let cost =
+        match zen::recheck_runtime_default(services, &options, pinned, &route, provider).await {
+            Ok(true) => zen::free_cost_source(provider),
+            Ok(false) => cost_source(provider),
+            Err(message) => return Outcome::error(message),
+        };
     // The selected provider's credential, resolved only now: its key joins the set every
     // output of this request is redacted of.
     let secrets = match services.client.request_secrets(provider).await {
@@ -248,6 +258,7 @@ pub(crate) async fn run(
             session: session.as_ref(),
             secrets: &secrets,
             started,
+            cost,
         },
     )
     .await;
@@ -326,6 +337,7 @@ struct Request<'r> {
     session: Option<&'r Session>,
     secrets: &'r yetibot_redaction::Secrets,
     started: tokio::time::Instant,
+    cost: CostSource,
 }
 
 /// Builds the catalog and conversation, runs the tool loop and shapes the answer.
@@ -363,7 +375,7 @@ async fn answer(services: &AiServices, call: &Call<'_>, request: Request<'_>) ->
         model: request.model,
         max_output_tokens: None,
         usage: UsageSum::default(),
-        cost: CostTally::new(cost_source(request.provider)),
+        cost: CostTally::new(request.cost),
     };
     let mut router = Router {
         runner: call.runner,
