@@ -4,6 +4,7 @@
 mod ai;
 mod discovery;
 mod run;
+mod zen;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
