@@ -257,6 +257,18 @@ impl ProviderSet {
         &self.providers
     }
 
+    /// Puts `provider` in place of the configured provider of the same name, keeping its
+    /// position and the default, and returns the one it replaced. For embedders and tests
+    /// that adjust a provider with [`Provider::with_capabilities`]. When no provider has
+    /// that name the set is unchanged and `None` is returned.
+    pub fn replace(&mut self, provider: Provider) -> Option<Provider> {
+        let slot = self
+            .providers
+            .iter_mut()
+            .find(|p| p.name == provider.name)?;
+        Some(std::mem::replace(slot, provider))
+    }
+
     /// The provider with this exact name.
     #[must_use]
     pub fn get(&self, name: &str) -> Option<&Provider> {

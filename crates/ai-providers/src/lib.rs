@@ -7,6 +7,7 @@ mod config;
 mod credential;
 mod error;
 mod models;
+mod pricing;
 mod responses;
 mod routing;
 mod sse;
@@ -29,6 +30,7 @@ pub use models::{
     MAX_RECORD_DEPTH, MAX_RECORD_ENTRIES, MAX_RECORD_STRING_CHARS, MAX_TASK_NAME_CHARS, ModelInfo,
     ModelInterface, ModelList, TaskCategory, UNCATEGORIZED,
 };
+pub use pricing::{MAX_PRICE_FIELDS, MAX_UNKNOWN_NAME_BYTES, MAX_UNKNOWN_NAMES, Price, Pricing};
 pub use routing::{DefaultError, Route, RouteError, RouteRequest, RuntimeDefaults, route};
 pub use transport::{Client, ClientOptions, MAX_RETRY_AFTER_SECS};
 pub use turn::{Turn, TurnEvent, TurnRequest};

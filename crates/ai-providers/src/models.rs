@@ -1,5 +1,5 @@
 //! Model listing: OpenAI-style `GET /models` and Cloudflare's paginated catalog search,
-//! with bounded metadata.
+//! with bounded metadata and, for OpenAI-style listings, each model's advertised prices.
 
 use std::collections::BTreeMap;
 
@@ -9,6 +9,7 @@ use crate::capability::ModelListing;
 use crate::chat::malformed;
 use crate::config::Provider;
 use crate::error::{Error, Result};
+use crate::pricing::{self, Pricing};
 use crate::transport::Client;
 
 /// The most model IDs kept per provider.
@@ -101,6 +102,18 @@ pub struct ModelInfo {
     /// The category of a Cloudflare catalog record; `None` when its task name is missing or
     /// unusable (the [`UNCATEGORIZED`] entries), and for other listings.
     pub category: Option<TaskCategory>,
+    /// The prices the listing advertises for the model (see [`Pricing`] for the shape read),
+    /// `None` when its record states none.
+    pub pricing: Option<Pricing>,
+}
+
+impl ModelInfo {
+    /// Whether the listing advertised this model's prices and every one of them is exactly
+    /// zero ([`Pricing::is_free`]). A model without advertised prices is never free.
+    #[must_use]
+    pub fn is_verified_free(&self) -> bool {
+        self.pricing.as_ref().is_some_and(Pricing::is_free)
+    }
 }
 
 /// A provider's model list, sorted by ID without duplicates.
@@ -152,8 +165,12 @@ pub(crate) async fn list(
 ) -> Result<ModelList> {
     match &provider.capabilities().listing {
         ModelListing::Standard { url } | ModelListing::Separate { url } => {
-            let value = get_json(client, provider, url, bearer).await?;
-            standard(provider, &value)
+            let bytes = get_bytes(client, provider, url, bearer).await?;
+            let value = serde_json::from_slice(&bytes)
+                .map_err(|_| malformed(provider, "the listing is not JSON"))?;
+            let mut list = standard(provider, &value)?;
+            attach_prices(&bytes, &value, &mut list);
+            Ok(list)
         }
         ModelListing::CloudflareSearch { url } => cloudflare(client, provider, url, bearer).await,
     }
@@ -165,6 +182,17 @@ async fn get_json(
     url: &str,
     bearer: Option<&yetibot_redaction::Secret>,
 ) -> Result<Value> {
+    let bytes = get_bytes(client, provider, url, bearer).await?;
+    serde_json::from_slice(&bytes).map_err(|_| malformed(provider, "the listing is not JSON"))
+}
+
+/// One listing GET, its body read under the listing bound.
+async fn get_bytes(
+    client: &Client,
+    provider: &Provider,
+    url: &str,
+    bearer: Option<&yetibot_redaction::Secret>,
+) -> Result<bytes::Bytes> {
     let response = client
         .send(
             provider,
@@ -176,10 +204,37 @@ async fn get_json(
         )
         .await?;
     let limit = client.options().max_listing_bytes;
-    let bytes = client
+    client
         .read_bounded(provider, response.into_body(), limit, "model listing")
-        .await?;
-    serde_json::from_slice(&bytes).map_err(|_| malformed(provider, "the listing is not JSON"))
+        .await
+}
+
+/// Gives each listed model the prices of the record it came from, read a second time from
+/// the body's text so that each stays exact. When several records share an ID, the first
+/// one's prices go with it, as its other fields do. Only the kept models' records are read
+/// for prices, so a huge listing costs no more than its IDs.
+fn attach_prices(body: &[u8], value: &Value, list: &mut ModelList) {
+    let (Some(records), Some(data)) = (
+        pricing::records(body),
+        value.get("data").and_then(Value::as_array),
+    ) else {
+        return;
+    };
+    if records.len() != data.len() {
+        return;
+    }
+    let mut first: BTreeMap<&str, usize> = BTreeMap::new();
+    for (index, record) in data.iter().enumerate() {
+        if let Some(id) = record.get("id").and_then(Value::as_str) {
+            first.entry(id).or_insert(index);
+        }
+    }
+    for model in &mut list.models {
+        model.pricing = first
+            .get(model.id.as_str())
+            .and_then(|&index| records.get(index))
+            .and_then(|record| pricing::of_record(record));
+    }
 }
 
 /// Parses `{"data": [{"id": ...}, ...]}`.
@@ -201,6 +256,7 @@ pub(crate) fn standard(provider: &Provider, value: &Value) -> Result<ModelList> 
                 record: None,
                 interface: None,
                 category: None,
+                pricing: None,
             })
         })
         .collect();
@@ -414,6 +470,7 @@ fn project(record: &Value, secrets: &yetibot_redaction::Secrets) -> Option<Model
         record: Some(value),
         interface: Some(interface),
         category,
+        pricing: None,
     })
 }
 

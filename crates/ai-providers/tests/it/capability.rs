@@ -1,7 +1,7 @@
 //! Capability flags derived by the config mapping, and the placeholder rule.
 
 use yetibot_ai_providers::{
-    AuthKind, ModelListing, OutputTokenParam, ProviderConfig, is_placeholder_key,
+    AuthKind, ModelListing, OutputTokenParam, ProviderConfig, ProviderSet, is_placeholder_key,
 };
 
 use crate::support::{config, provider};
@@ -156,4 +156,30 @@ fn billing_follows_the_origin() {
     // A look-alike over plain HTTP, or another host, reports nothing known.
     check("http://api.x.ai/v1", Billing::Unknown);
     check("http://localhost:11434/v1", Billing::Unknown);
+}
+
+#[test]
+fn a_provider_can_be_replaced_by_name_with_adjusted_capabilities() {
+    let configs = [
+        config("a", "https://a.example/v1"),
+        config("zen", "https://opencode.ai/inference/openai/v1"),
+    ];
+    let mut set = ProviderSet::from_config(Some("zen"), &configs).expect("valid");
+    let zen = set.get("zen").expect("zen").clone();
+    let mut caps = zen.capabilities().clone();
+    caps.listing = ModelListing::Separate {
+        url: "http://127.0.0.1:1/inference/v1/models".into(),
+    };
+    let replaced = set.replace(zen.with_capabilities(caps.clone()));
+    assert!(replaced.is_some());
+    assert_eq!(set.get("zen").map(|p| p.capabilities()), Some(&caps));
+    assert_eq!(set.default_provider().map(|p| p.name()), Some("zen"));
+    assert_eq!(set.providers()[1].name(), "zen", "the position is kept");
+    let stranger = ProviderSet::from_config(None, &[config("b", "https://b.example/v1")])
+        .expect("valid")
+        .default_provider()
+        .expect("b")
+        .clone();
+    assert!(set.replace(stranger).is_none());
+    assert!(set.get("b").is_none(), "an unknown name changes nothing");
 }

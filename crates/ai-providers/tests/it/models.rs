@@ -2,7 +2,7 @@
 
 use provider_fixture::{Fixture, Reply};
 use serde_json::{Value, json};
-use yetibot_ai_providers::{Category, ModelListing, ProviderSet};
+use yetibot_ai_providers::{Amount, Category, ModelListing, Price, ProviderSet};
 
 use crate::support::{client, config, keyed};
 
@@ -50,6 +50,93 @@ async fn a_separate_models_endpoint_is_used_when_flagged() {
     let list = client().list_models(&p).await.expect("list");
     assert_eq!(list.ids().collect::<Vec<_>>(), ["free-1"]);
     assert_eq!(fixture.count("/inference/openai/v1/models"), 0);
+}
+
+/// A Zen-shaped catalog: models.dev `cost` objects (dollars per million tokens) on a
+/// paid, a free and a partly priced model, and one with no prices at all.
+const PRICED_CATALOG: &str = r#"{"object":"list","data":[
+    {"id":"paid-1","cost":{"input":0.6,"output":2.2,"cache_read":0.1}},
+    {"id":"free-1","cost":{"input":0,"output":0,"cache_read":0,"cache_write":0,
+        "context_over_200k":{"input":0,"output":0}}},
+    {"id":"partly-1","cost":{"output":0}},
+    {"id":"unpriced-1","object":"model","owned_by":"opencode"},
+    {"id":"tiny-1","cost":{"input":1e-330,"output":0}},
+    {"id":"free-1","cost":{"input":5,"output":5}}
+]}"#;
+
+fn price(text: &str) -> Price {
+    Price::Exact(Amount::parse(text).expect("a test amount"))
+}
+
+#[tokio::test]
+async fn a_listing_carries_each_models_advertised_prices_exactly() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route("/inference/v1/models", Reply::json(PRICED_CATALOG));
+    let p = keyed("zen", &fixture.url("/inference/openai/v1"));
+    let mut caps = p.capabilities().clone();
+    caps.listing = ModelListing::Separate {
+        url: fixture.url("/inference/v1/models"),
+    };
+    let list = client()
+        .list_models(&p.with_capabilities(caps))
+        .await
+        .expect("list");
+    let free: Vec<&str> = list
+        .models
+        .iter()
+        .filter(|m| m.is_verified_free())
+        .map(|m| m.id.as_str())
+        .collect();
+    // The first record of a repeated ID wins, prices included.
+    assert_eq!(free, ["free-1"]);
+    let model = |id: &str| {
+        list.models
+            .iter()
+            .find(|m| m.id == id)
+            .expect("listed")
+            .clone()
+    };
+    let paid = model("paid-1").pricing.expect("priced");
+    assert_eq!(paid.input, price("0.6"));
+    assert_eq!(paid.output, price("2.2"));
+    assert_eq!(paid.cache, vec![("cache_read".to_owned(), price("0.1"))]);
+    let partly = model("partly-1").pricing.expect("priced");
+    assert_eq!(partly.input, Price::Missing, "missing is not zero");
+    assert_eq!(partly.output, price("0"));
+    assert!(!partly.is_free());
+    assert_eq!(model("unpriced-1").pricing, None);
+    assert!(!model("unpriced-1").is_verified_free());
+    let tiny = model("tiny-1").pricing.expect("priced");
+    assert_eq!(tiny.input, price("1e-330"), "no float rounds it to zero");
+    assert!(!tiny.is_free());
+    let free = model("free-1").pricing.expect("priced");
+    assert_eq!(free.tiers.len(), 1);
+    assert_eq!(free.tiers[0].0, "context_over_200k");
+    let requests = fixture.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].method, "GET");
+    assert_eq!(requests[0].path, "/inference/v1/models");
+}
+
+#[tokio::test]
+async fn a_listing_without_prices_still_lists_every_id() {
+    // The shape OpenCode's console code serves: IDs and bookkeeping, no prices.
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/v1/models",
+        Reply::json(
+            r#"{"object":"list","data":[{"id":"big-pickle","object":"model","created":1,"owned_by":"opencode"},{"id":"gpt-5.4-mini","object":"model","created":1,"owned_by":"opencode"}]}"#,
+        ),
+    );
+    let list = client()
+        .list_models(&keyed("zen", &fixture.url("/v1")))
+        .await
+        .expect("list");
+    assert_eq!(
+        list.ids().collect::<Vec<_>>(),
+        ["big-pickle", "gpt-5.4-mini"]
+    );
+    assert!(list.models.iter().all(|m| m.pricing.is_none()));
 }
 
 fn cf_record(name: &str) -> Value {

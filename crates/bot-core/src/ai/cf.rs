@@ -400,6 +400,7 @@ mod tests {
                 "category": category.as_ref().map_or(UNCATEGORIZED, |c| c.id.as_str()),
             })),
             interface: Some(interface),
+            pricing: None,
             category,
         }
     }

@@ -5,14 +5,15 @@ use std::sync::Arc;
 
 use crate::ai::flags::Command;
 use crate::ai::services::{AiServices, GROK_PROVIDER};
-use crate::ai::{cf, listing, prompt};
+use crate::ai::{cf, listing, prompt, zen};
 use crate::registry::{BoxFuture, Call, Category, CommandSpec, Handler};
 use crate::value::Outcome;
 
-/// The AI commands (`ai`, `cf`) over these services, to add to the interpreter's registry.
+/// The AI commands (`ai`, `grok`, `cf`, `zen`) over these services, to add to the interpreter's registry.
 #[must_use]
 pub fn commands(services: Arc<AiServices>) -> Vec<CommandSpec> {
     let cf = cf::spec(Arc::clone(&services));
+    let zen = zen::spec(Arc::clone(&services));
     let ai = Ai { services };
     let spec = CommandSpec::new("ai", &[Category::Ai])
         .route(
@@ -55,7 +56,7 @@ pub fn commands(services: Arc<AiServices>) -> Vec<CommandSpec> {
         "grok [--model <id>] [--toolset <name>] [--no-tools] [--no-thread] [--max-tool-calls <n>] [--] <prompt> # ask Grok, with web and X search",
         Grok(ai),
     );
-    vec![spec, grok, cf]
+    vec![spec, grok, cf, zen]
 }
 
 /// The `grok` handler: prompts pinned to the provider named `grok` (or the xAI key's).
@@ -101,7 +102,7 @@ impl Handler for Ai {
                 ("servers", "") => listing::servers(services),
                 ("toolsets", "") => listing::toolsets(services),
                 ("tools", selector) => listing::tools(services, &call, selector).await,
-                ("default", rest) => listing::default(services, &call, rest),
+                ("default", rest) => listing::default(services, &call, rest).await,
                 _ => prompt::run(services, &call, typed, Command::Ai, None).await,
             }
         })

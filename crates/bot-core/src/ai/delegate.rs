@@ -423,6 +423,7 @@ mod tests {
                     context_length: None,
                     interface: None,
                     category: None,
+                    pricing: None,
                     record: (record_bytes > 0)
                         .then(|| json!({"description": "d".repeat(record_bytes)})),
                 })

@@ -2,7 +2,7 @@
 //! `toolsets` and `default`. None of them sends a prompt.
 
 use serde_json::json;
-use yetibot_ai_providers::{ModelListing, Provider, RouteRequest, WireApi};
+use yetibot_ai_providers::{Price, Pricing, Provider, RouteRequest, WireApi};
 use yetibot_conversation::Provenance;
 use yetibot_json_util::{Limits, Value};
 use yetibot_mcp_host::{ServerCatalog, ServerSelection, ToolInfo};
@@ -10,6 +10,7 @@ use yetibot_tool_policy::{RequestContext, Selection};
 
 use crate::ai::prompt::RUNNER_INSTRUCTIONS;
 use crate::ai::services::AiServices;
+use crate::ai::zen;
 use crate::natives;
 use crate::registry::Call;
 use crate::value::{Outcome, PathStep};
@@ -84,25 +85,7 @@ pub(crate) async fn models(services: &AiServices, provider: Option<&str>) -> Out
                 "no provider is named {name}; `ai providers` lists them"
             ));
         };
-        return match services.client.list_models(provider).await {
-            Ok(list) => {
-                let mut rows = Vec::new();
-                let mut records = Vec::new();
-                for model in &list.models {
-                    rows.push(Value::String(model.id.clone()));
-                    records.push(model_record(provider.name(), model));
-                }
-                if rows.is_empty() {
-                    return Outcome::text(format!("{name} lists no models"));
-                }
-                Outcome::Data {
-                    value: Value::Array(rows),
-                    data: Some(Value::Array(records)),
-                    path: None,
-                }
-            }
-            Err(error) => Outcome::error(format!("{name}: {}", error.user_message())),
-        };
+        return provider_models(services, provider).await;
     }
     let mut rows = Vec::new();
     let mut records = Vec::new();
@@ -139,6 +122,31 @@ pub(crate) async fn models(services: &AiServices, provider: Option<&str>) -> Out
     }
 }
 
+/// One provider's model IDs, fetched now, each row paired with its record (`ai models
+/// <provider>`, `zen models`).
+pub(crate) async fn provider_models(services: &AiServices, provider: &Provider) -> Outcome {
+    let name = provider.name();
+    match services.client.list_models(provider).await {
+        Ok(list) => {
+            let mut rows = Vec::new();
+            let mut records = Vec::new();
+            for model in &list.models {
+                rows.push(Value::String(model.id.clone()));
+                records.push(model_record(name, model));
+            }
+            if rows.is_empty() {
+                return Outcome::text(format!("{name} lists no models"));
+            }
+            Outcome::Data {
+                value: Value::Array(rows),
+                data: Some(Value::Array(records)),
+                path: None,
+            }
+        }
+        Err(error) => Outcome::error(format!("{name}: {}", error.user_message())),
+    }
+}
+
 fn model_record(provider: &str, model: &yetibot_ai_providers::ModelInfo) -> Value {
     let mut record = json!({"provider": provider, "id": model.id});
     if let Some(length) = model.context_length {
@@ -147,7 +155,32 @@ fn model_record(provider: &str, model: &yetibot_ai_providers::ModelInfo) -> Valu
     if let Some(catalog) = &model.record {
         record["catalog"] = catalog.clone();
     }
+    if let Some(pricing) = &model.pricing {
+        record["pricing"] = pricing_record(pricing);
+        record["verified_free"] = json!(pricing.is_free());
+    }
     to_value(&record)
+}
+
+/// Advertised prices as data: each an exact decimal string, `null` when not stated, or
+/// `"not a number"`; tiers nested; unknown cost fields by name.
+fn pricing_record(pricing: &Pricing) -> serde_json::Value {
+    let price = |price: &Price| match price {
+        Price::Exact(amount) => json!(amount.to_string()),
+        Price::Missing => serde_json::Value::Null,
+        Price::Unreadable => json!("not a number"),
+    };
+    let mut record = json!({"input": price(&pricing.input), "output": price(&pricing.output)});
+    for (name, cache) in &pricing.cache {
+        record[name.as_str()] = price(cache);
+    }
+    for (name, tier) in &pricing.tiers {
+        record[name.as_str()] = pricing_record(tier);
+    }
+    if !pricing.unknown.is_empty() || pricing.unknown_truncated {
+        record["unknown"] = json!(pricing.unknown);
+    }
+    record
 }
 
 /// `ai servers`: the configured MCP servers.
@@ -367,8 +400,9 @@ pub(crate) async fn tools(services: &AiServices, call: &Call<'_>, selector: &str
 }
 
 /// `ai default [provider model | reset]`: anyone may look; only an admin sending the
-/// command directly may set or reset it.
-pub(crate) fn default(services: &AiServices, call: &Call<'_>, args: &str) -> Outcome {
+/// command directly may set or reset it. A Zen model is accepted only when the catalog,
+/// fetched now, shows it free.
+pub(crate) async fn default(services: &AiServices, call: &Call<'_>, args: &str) -> Outcome {
     let words: Vec<&str> = args.split_whitespace().collect();
     if words.is_empty() {
         return match services.defaults.get() {
@@ -397,18 +431,18 @@ pub(crate) fn default(services: &AiServices, call: &Call<'_>, args: &str) -> Out
             Outcome::text("AI default reset to the configured default")
         }
         [provider, model] => {
-            if services
-                .providers
-                .get(provider)
-                .is_some_and(|p| matches!(p.capabilities().listing, ModelListing::Separate { .. }))
+            let on_zen = services.providers.get(provider).filter(|p| zen::is_zen(p));
+            if let Some(zen_provider) = on_zen
+                && let Err(reason) = zen::verify_free(services, zen_provider, model).await
             {
-                // OpenCode Zen: a runtime default must be freshly verified free, which
-                // needs the catalog pricing check.
-                return Outcome::error(
-                    "a Zen runtime default needs a fresh free-price check, which this build does not run yet; use `ai --provider zen --model ID`",
-                );
+                return Outcome::error(format!(
+                    "{reason}; a Zen runtime default must be free, so the AI default is unchanged"
+                ));
             }
             match services.defaults.set(&services.providers, provider, model) {
+                Ok(()) if on_zen.is_some() => Outcome::text(format!(
+                    "AI default set to {provider} {model} (verified free now; every automatic request checks again)"
+                )),
                 Ok(()) => Outcome::text(format!("AI default set to {provider} {model}")),
                 Err(error) => Outcome::error(error.to_string()),
             }

@@ -16,6 +16,7 @@ mod router;
 mod services;
 pub mod thread;
 mod turn;
+mod zen;
 
 pub use command::commands;
 pub use meta::{AnswerMeta, TokenCounts};

@@ -17,6 +17,7 @@ use crate::ai::piped::{self, Snapshot};
 use crate::ai::router::Router;
 use crate::ai::services::{AiServices, GROK_PROVIDER};
 use crate::ai::turn::ProviderTurn;
+use crate::ai::zen;
 use crate::natives;
 use crate::registry::Call;
 use crate::value::Outcome;
@@ -115,8 +116,8 @@ pub(crate) async fn single_hop(
     Ok((text, meta))
 }
 
-/// How the provider's usage is read for the cost label. Automatic verified-free Zen
-/// selection is not run yet, so no Zen answer is labelled free.
+/// How the provider's usage is read for the cost label, for a model that was not verified
+/// free for this request (a verified-free Zen answer uses `zen::free_cost_source`).
 pub(crate) fn cost_source(provider: &yetibot_ai_providers::Provider) -> CostSource {
     match provider.capabilities().billing {
         Billing::ZenCredits => CostSource::Zen {
@@ -228,6 +229,14 @@ pub(crate) async fn run(
     if let Err(error) = selection.authorize(&context) {
         return Outcome::error(error.to_string());
     }
+    // A Zen runtime default is used only while it is still free; its catalog is read only
+    // now that the static checks have passed.
+    let cost =
+        match zen::recheck_runtime_default(services, &options, pinned, &route, provider).await {
+            Ok(true) => zen::free_cost_source(provider),
+            Ok(false) => cost_source(provider),
+            Err(message) => return Outcome::error(message),
+        };
     // The selected provider's credential, resolved only now: its key joins the set every
     // output of this request is redacted of.
     let secrets = match services.client.request_secrets(provider).await {
@@ -295,6 +304,7 @@ pub(crate) async fn run(
             no_thread: options.no_thread,
             tools_on,
             thread,
+            cost,
         },
     )
     .await;
@@ -376,6 +386,7 @@ struct Request<'r> {
     no_thread: bool,
     tools_on: bool,
     thread: Vec<Message>,
+    cost: CostSource,
 }
 
 /// Builds the catalog and conversation, runs the tool loop and shapes the answer.
@@ -415,7 +426,7 @@ async fn answer(services: &AiServices, call: &Call<'_>, request: Request<'_>) ->
         max_output_tokens: None,
         tools_on: request.tools_on,
         usage: UsageSum::default(),
-        cost: CostTally::new(cost_source(request.provider)),
+        cost: CostTally::new(request.cost),
     };
     let mut router = Router {
         runner: call.runner,

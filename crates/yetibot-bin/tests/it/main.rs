@@ -5,6 +5,7 @@ mod ai;
 mod cf;
 mod discovery;
 mod run;
+mod zen;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
