@@ -1,6 +1,6 @@
-//! The AI commands (`ai` and `cf` today; `grok` and `zen` as they land): options, routing,
-//! piped data, the tool loop's model turn and tool router, and the metadata every answer
-//! carries, with its cost label.
+//! The AI commands (`ai`, `grok`, `zen`, `cf`): options, routing, piped data, thread
+//! context, the tool loop's model turn and tool router, the `ai` delegation tool, and the
+//! metadata every answer carries, with its cost label.
 
 mod cf;
 mod command;
