@@ -26,7 +26,7 @@ use crate::registry::{BoxFuture, Call, Category, CommandSpec, Handler};
 use crate::value::{MAX_ROWS, MAX_VALUE_BYTES, Outcome, PathStep};
 
 /// The provider `cf` always uses.
-const PROVIDER: &str = "cloudflare";
+pub(crate) const PROVIDER: &str = "cloudflare";
 /// The output-token cap of every `cf` request.
 const MAX_OUTPUT_TOKENS: u32 = 2048;
 /// The catalog listing's usage line.
@@ -246,7 +246,7 @@ fn category_listing(list: &ModelList) -> Outcome {
 
 /// Whether the catalog lets `model` take a chat prompt: it must be listed and labelled
 /// chat. The message says why not.
-fn check_chat(list: &ModelList, model: &str) -> Result<(), String> {
+pub(crate) fn check_chat(list: &ModelList, model: &str) -> Result<(), String> {
     let shown: String = model
         .chars()
         .filter(|c| !c.is_control())

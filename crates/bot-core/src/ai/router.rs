@@ -57,7 +57,12 @@ impl Router<'_> {
                     Ok(reply.into_json())
                 }
             }
-            "ai" => return delegate::execute(&self.delegate, arguments).await,
+            "ai" | "cf" => {
+                let Some(tool) = delegate::Tool::of(name) else {
+                    return Execution::ToolError("this tool is not available".to_owned());
+                };
+                return delegate::execute(&self.delegate, arguments, tool).await;
+            }
             _ => Err("this tool is not available".to_owned()),
         };
         match result {
@@ -79,7 +84,8 @@ impl ToolExecutor for Router<'_> {
                     yetibot_json_util::preflight(&[yetibot_json_util::Call::new(raw)], self.secrets)
                         .is_ok()
                 }
-                "ai" => delegate::check(&self.delegate, raw),
+                name @ ("ai" | "cf") => delegate::Tool::of(name)
+                    .is_some_and(|tool| delegate::check(&self.delegate, raw, tool)),
                 _ => false,
             };
         }

@@ -85,14 +85,21 @@ impl AiServices {
         policy: ToolPolicy,
         clock: Clock,
     ) -> Self {
-        // The `ai` delegation tool's service is the configured providers themselves.
-        let native_services = NativeServices {
-            configured: if providers.is_empty() {
-                Vec::new()
-            } else {
-                vec!["ai".to_owned()]
-            },
-        };
+        // The delegation tools' services are the configured providers themselves: `ai`
+        // with any provider, `cf` with a Workers AI provider named cloudflare.
+        let mut configured = Vec::new();
+        if !providers.is_empty() {
+            configured.push("ai".to_owned());
+        }
+        if providers.get(crate::ai::cf::PROVIDER).is_some_and(|p| {
+            matches!(
+                p.capabilities().listing,
+                yetibot_ai_providers::ModelListing::CloudflareSearch { .. }
+            )
+        }) {
+            configured.push("cf".to_owned());
+        }
+        let native_services = NativeServices { configured };
         Self {
             client,
             providers,

@@ -46,7 +46,8 @@ pub fn native_tools() -> Vec<NativeTool> {
 
 /// The native tools this build can run: the ones [`native_definition`] describes. The
 /// others are registered with the policy (so toolsets may name them) but not offered yet.
-pub const IMPLEMENTED_NATIVE_TOOLS: [&str; 5] = ["help", "history", "history_count", "util", "ai"];
+pub const IMPLEMENTED_NATIVE_TOOLS: [&str; 6] =
+    ["help", "history", "history_count", "util", "ai", "cf"];
 
 /// The definition a model is offered for a native tool this build runs (its description and
 /// argument schema), `None` for any other name.
@@ -101,6 +102,10 @@ pub fn native_definition(name: &str) -> Option<ToolDefinition> {
             }),
         ),
         "ai" => tool(Service).definition(crate::ai::delegate::DESCRIPTION, crate::ai::delegate::schema()),
+        "cf" => tool(Service).definition(
+            crate::ai::delegate::CF_DESCRIPTION,
+            crate::ai::delegate::cf_schema(),
+        ),
         "util" => tool(Computation).definition(
             yetibot_json_util::TOOL_DESCRIPTION,
             yetibot_json_util::tool_schema(),

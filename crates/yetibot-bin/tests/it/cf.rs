@@ -674,3 +674,108 @@ async fn cf_needs_a_workers_ai_provider_named_cloudflare() {
     }
     assert!(fixture.requests().is_empty());
 }
+
+fn tool_call(arguments: &str) -> Reply {
+    Reply::json(
+        json!({
+            "choices": [{
+                "message": {"role": "assistant", "content": null, "tool_calls": [{
+                    "id": "call_cf", "type": "function",
+                    "function": {"name": "yetibot__cf", "arguments": arguments},
+                }]},
+                "finish_reason": "tool_calls",
+            }],
+        })
+        .to_string(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cf_tool_reads_the_catalog_before_one_capped_child_request() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(&search_path(), catalog_page(&catalog()));
+    fixture.route(
+        &chat_path(),
+        tool_call(
+            r#"{"action":"ask","model":"@cf/meta/llama-3.1-8b-instruct-fp8","prompt":"Name a prime."}"#,
+        ),
+    );
+    fixture.route(&chat_path(), Reply::json(script::chat_completion("7")));
+    fixture.route(
+        &chat_path(),
+        Reply::json(script::chat_completion("It said 7.")),
+    );
+    let ran = run_wired(
+        &fixture,
+        "",
+        "ai --provider cloudflare Ask a Workers AI model.",
+    )
+    .await;
+    assert!(!ran.failed, "{}", ran.stdout);
+    assert_eq!(ran.stdout, "It said 7.\n");
+    let requests = fixture.requests();
+    let order: Vec<(&str, bool)> = requests
+        .iter()
+        .map(|r| (r.method.as_str(), r.path == search_path()))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            ("POST", false),
+            ("GET", true),
+            ("POST", false),
+            ("POST", false)
+        ],
+        "the catalog is read inside the call, before the child's request"
+    );
+    let child = body(&requests[2]);
+    assert_eq!(child["model"], "@cf/meta/llama-3.1-8b-instruct-fp8");
+    assert_eq!(child["max_tokens"], 2048);
+    assert!(child.get("tools").is_none());
+    assert_eq!(
+        child["messages"],
+        json!([{"role": "user", "content": "Name a prime."}])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cf_tool_refuses_a_model_that_is_not_a_catalogued_chat_model() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(&search_path(), catalog_page(&catalog()));
+    fixture.route(
+        &chat_path(),
+        tool_call(r#"{"action":"ask","model":"@cf/cloudflare/clef","prompt":"Is it down?"}"#),
+    );
+    fixture.route(
+        &chat_path(),
+        Reply::json(script::chat_completion("That model cannot chat.")),
+    );
+    let ran = run_wired(&fixture, "", "ai --provider cloudflare Ask clef.").await;
+    assert!(!ran.failed, "{}", ran.stdout);
+    let requests = fixture.requests();
+    assert_eq!(
+        posts(&fixture).len(),
+        2,
+        "the parent's two turns and no child"
+    );
+    let result = body(&requests[2])["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == "tool").cloned())
+        .expect("the refusal went back to the model");
+    assert!(
+        result["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("not a chat model")),
+        "{result}"
+    );
+    // Arguments the tool does not take refuse the whole batch before any request.
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(&search_path(), catalog_page(&catalog()));
+    fixture.route(
+        &chat_path(),
+        tool_call(r#"{"action":"ask","provider":"local","prompt":"x"}"#),
+    );
+    let ran = run_wired(&fixture, "", "ai --provider cloudflare Ask.").await;
+    assert!(ran.failed, "{}", ran.stdout);
+    assert_eq!(fixture.requests().len(), 1, "no catalog read, no child");
+}
