@@ -29,8 +29,9 @@ pub use interpreter::{
 pub use natives::{
     DEFAULT_HISTORY_LIMIT, HelpToolError, HistoryToolError, IMPLEMENTED_NATIVE_TOOLS,
     MAX_HELP_CHARS, MAX_HELP_TOPICS, MAX_HISTORY_LIMIT, MAX_HISTORY_PAGE_CHARS,
-    MAX_HISTORY_QUERY_CHARS, help_tool, history_count_tool, history_tool, native_definition,
-    native_tools,
+    MAX_HISTORY_QUERY_CHARS, MAX_RELEASE_NOTES, RELEASE_NOTES_JSON, ReleaseNote, ReleaseToolError,
+    help_tool, history_count_tool, history_tool, native_definition, native_tools,
+    release_info_tool, release_notes,
 };
 pub use recorder::{
     DEFAULT_QUEUE_CAPACITY, History, HistoryOptions, MAX_RECORDED_BODY_BYTES, MAX_WRITE_BATCH,

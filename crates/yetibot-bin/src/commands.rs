@@ -58,7 +58,8 @@ pub fn ai_services(
         host,
         config.policy.clone(),
         Arc::new(tokio::time::Instant::now),
-    );
+    )
+    .with_app_version(env!("CARGO_PKG_VERSION"));
     let services = match discovery {
         Some(cache) => services.with_discovery(cache),
         None => services,

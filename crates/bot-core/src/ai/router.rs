@@ -47,6 +47,10 @@ impl Router<'_> {
                     .map_err(|e| e.to_string())
                 }
             },
+            "release_info" => {
+                natives::release_info_tool(self.delegate.services.app_version(), arguments)
+                    .map_err(|e| e.to_string())
+            }
             "util" => {
                 let call = yetibot_json_util::Call::new(arguments);
                 let reply =
@@ -80,6 +84,7 @@ impl ToolExecutor for Router<'_> {
                 "help" => natives::help_arguments_ok(raw),
                 "history" => natives::history_arguments_ok(raw),
                 "history_count" => natives::history_count_arguments_ok(raw),
+                "release_info" => natives::release_arguments_ok(raw),
                 "util" => {
                     yetibot_json_util::preflight(&[yetibot_json_util::Call::new(raw)], self.secrets)
                         .is_ok()

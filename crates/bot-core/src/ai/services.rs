@@ -28,6 +28,8 @@ pub struct AiServices {
     /// The Grok provider `grok` uses when no provider is named `grok`: built from the xAI
     /// key, never part of the configured set (so `ai` never routes to it).
     pub(crate) grok_fallback: Option<Provider>,
+    /// The running application's version, for `release_info`.
+    pub(crate) app_version: String,
 }
 
 /// The name `grok` always uses.
@@ -110,7 +112,21 @@ impl AiServices {
             native_services,
             clock,
             grok_fallback: None,
+            app_version: env!("CARGO_PKG_VERSION").to_owned(),
         }
+    }
+
+    /// The running application's version as `release_info` reports it (this crate's
+    /// version by default).
+    #[must_use]
+    pub fn with_app_version(mut self, version: impl Into<String>) -> Self {
+        self.app_version = version.into();
+        self
+    }
+
+    /// The running application's version.
+    pub(crate) fn app_version(&self) -> &str {
+        &self.app_version
     }
 
     /// The provider `grok` uses when none is named `grok` (see [`xai_provider`]). Ignored

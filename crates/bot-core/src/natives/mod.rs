@@ -4,6 +4,7 @@
 
 mod help;
 mod history;
+mod release;
 
 pub(crate) use help::help_arguments_ok;
 pub use help::{HelpToolError, MAX_HELP_CHARS, MAX_HELP_TOPICS, help_tool};
@@ -12,6 +13,11 @@ pub use history::{
     MAX_HISTORY_QUERY_CHARS, history_count_tool, history_tool,
 };
 pub(crate) use history::{history_arguments_ok, history_count_arguments_ok};
+pub(crate) use release::release_arguments_ok;
+pub use release::{
+    MAX_RELEASE_NOTES, RELEASE_NOTES_JSON, ReleaseNote, ReleaseToolError, release_info_tool,
+    release_notes,
+};
 
 use serde_json::json;
 use yetibot_conversation::{AdapterKind, ToolDefinition};
@@ -46,8 +52,15 @@ pub fn native_tools() -> Vec<NativeTool> {
 
 /// The native tools this build can run: the ones [`native_definition`] describes. The
 /// others are registered with the policy (so toolsets may name them) but not offered yet.
-pub const IMPLEMENTED_NATIVE_TOOLS: [&str; 6] =
-    ["help", "history", "history_count", "util", "ai", "cf"];
+pub const IMPLEMENTED_NATIVE_TOOLS: [&str; 7] = [
+    "help",
+    "history",
+    "history_count",
+    "release_info",
+    "util",
+    "ai",
+    "cf",
+];
 
 /// The definition a model is offered for a native tool this build runs (its description and
 /// argument schema), `None` for any other name.
@@ -105,6 +118,20 @@ pub fn native_definition(name: &str) -> Option<ToolDefinition> {
         "cf" => tool(Service).definition(
             crate::ai::delegate::CF_DESCRIPTION,
             crate::ai::delegate::cf_schema(),
+        ),
+        "release_info" => tool(Context).definition(
+            "Reads the running app and core versions and the release notes bundled with \
+             them, newest first. Use it for questions about what is new in Yetibot. since is \
+             an inclusive ISO date (YYYY-MM-DD); limit is 1 to 20.",
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                    "since": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
+                              "description": "Only notes dated on or after this day."},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_RELEASE_NOTES},
+                },
+            }),
         ),
         "util" => tool(Computation).definition(
             yetibot_json_util::TOOL_DESCRIPTION,

@@ -848,3 +848,31 @@ async fn a_bad_delegation_refuses_the_whole_batch_before_any_call() {
         "no child ran: batches are checked whole first"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn release_info_reports_the_running_versions_and_bundled_notes() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(chat_call("yetibot__release_info", r#"{"limit":1}"#)),
+    );
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion("Lots.")),
+    );
+    let out = run_ai(
+        one_provider(&fixture, ""),
+        vec!["ai What's new in Yetibot?".into()],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+    let requests = fixture.requests();
+    let result = body(&requests[1])["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == "tool").cloned())
+        .expect("a tool result");
+    let content: Value =
+        serde_json::from_str(result["content"].as_str().unwrap_or_default()).expect("JSON");
+    assert_eq!(content["running"]["app"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(content["notes"].as_array().map(Vec::len), Some(1));
+}
