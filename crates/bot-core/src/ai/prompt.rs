@@ -173,6 +173,8 @@ pub(crate) async fn run(
     // here: it is not part of the configured set.
     let fallback = pinned
         .filter(|name| services.providers.get(name).is_none() && services.provider(name).is_some());
+    // `ai --provider zen` without a model anywhere: Zen's verified-free choice.
+    let mut chosen_free = false;
     let route = match fallback.and_then(|name| services.provider(name)) {
         Some(provider) => match options.model.as_deref().or(provider.model()) {
             Some(model) => yetibot_ai_providers::Route {
@@ -197,6 +199,24 @@ pub(crate) async fn run(
             },
         ) {
             Ok(route) => route,
+            Err(yetibot_ai_providers::RouteError::NoModel(name))
+                if services.providers.get(&name).is_some_and(zen::is_zen) =>
+            {
+                let Some(provider) = services.providers.get(&name) else {
+                    return Outcome::error(format!("no provider is named {name}"));
+                };
+                let provenance = provenance(call.runner.caller());
+                match zen::choose_model(services, provider, None, &selection, &provenance).await {
+                    Ok(choice) => {
+                        chosen_free = choice.verified_free;
+                        yetibot_ai_providers::Route {
+                            provider: name,
+                            model: choice.model,
+                        }
+                    }
+                    Err(message) => return Outcome::error(message),
+                }
+            }
             Err(yetibot_ai_providers::RouteError::UnknownProvider(_))
                 if pinned == Some(GROK_PROVIDER) =>
             {
@@ -231,12 +251,15 @@ pub(crate) async fn run(
     }
     // A Zen runtime default is used only while it is still free; its catalog is read only
     // now that the static checks have passed.
-    let cost =
+    let cost = if chosen_free {
+        zen::free_cost_source(provider)
+    } else {
         match zen::recheck_runtime_default(services, &options, pinned, &route, provider).await {
             Ok(true) => zen::free_cost_source(provider),
             Ok(false) => cost_source(provider),
             Err(message) => return Outcome::error(message),
-        };
+        }
+    };
     // The selected provider's credential, resolved only now: its key joins the set every
     // output of this request is redacted of.
     let secrets = match services.client.request_secrets(provider).await {

@@ -275,14 +275,14 @@ async fn prompt(services: &AiServices, call: &Call<'_>, typed: &str) -> Outcome 
 }
 
 /// The model a prompt uses, and whether it was verified free for it.
-struct Choice {
-    model: String,
-    verified_free: bool,
+pub(crate) struct Choice {
+    pub(crate) model: String,
+    pub(crate) verified_free: bool,
 }
 
 /// Chooses the model in the documented order (see the module docs). Only the automatic
 /// choice reads the catalog.
-async fn choose_model(
+pub(crate) async fn choose_model(
     services: &AiServices,
     provider: &Provider,
     flag: Option<&str>,

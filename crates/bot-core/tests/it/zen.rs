@@ -341,3 +341,28 @@ async fn an_expired_offer_is_not_kept_and_never_becomes_a_paid_request() {
     assert_eq!(cost(&reply), "API est. $0.0000");
     assert_eq!(fixture.count(CHAT), 1);
 }
+
+#[tokio::test]
+async fn ai_with_provider_zen_and_no_model_uses_the_verified_free_choice() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(CATALOG, catalog(false));
+    fixture.route(CHAT, answer("Hello.", "0"));
+    let first = bot(&fixture, None);
+    let reply = run(&first, "ai --provider zen --no-tools Say hello.").await;
+    assert_eq!(reply.error, None, "{}", text(&reply));
+    assert_eq!(model(&reply), "a-free");
+    assert_eq!(cost(&reply), "API est. $0.0000");
+    assert_eq!(paths(&fixture), [get_catalog(), post_chat()]);
+    // None free: fail closed, nothing sent.
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        CATALOG,
+        Reply::json(
+            json!({"data": [{"id": "paid-1", "cost": {"input": 1, "output": 2}}]}).to_string(),
+        ),
+    );
+    let second = bot(&fixture, None);
+    let reply = run(&second, "ai --provider zen --no-tools Say hello.").await;
+    assert!(reply.error.is_some());
+    assert_eq!(paths(&fixture), [get_catalog()]);
+}
