@@ -150,9 +150,9 @@ struct Scope<'a> {
 #[derive(Debug)]
 struct Budget {
     left: AtomicUsize,
-    /// The structured data of the error that stopped the line, when its command left some
-    /// (a tool loop's failure trace).
-    error_data: std::sync::Mutex<Option<Value>>,
+    /// The structured data of a command's error (a tool loop's failure trace) with that
+    /// error's message: it is the reply's data only if that error is what stopped the line.
+    error_data: std::sync::Mutex<Option<(String, Value)>>,
 }
 
 impl Budget {
@@ -163,18 +163,22 @@ impl Budget {
         }
     }
 
-    fn keep_error_data(&self, data: Value) {
+    fn keep_error_data(&self, message: &str, data: Value) {
         *self
             .error_data
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(data);
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((message.to_owned(), data));
     }
 
-    fn take_error_data(&self) -> Option<Value> {
+    /// The data kept with `error`, if the line stopped with exactly that error (a failure
+    /// that a sub-expression or `xargs` absorbed leaves data no later error may take).
+    fn take_error_data(&self, error: &str) -> Option<Value> {
         self.error_data
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .take()
+            .filter(|(message, _)| message == error)
+            .map(|(_, data)| data)
     }
 
     /// Takes one run from the budget; `false` when none is left.
@@ -564,7 +568,7 @@ impl Interpreter {
         match self.eval(&expr, &scope).await {
             Ok(piped) => Reply::from(piped),
             Err(error) => Reply {
-                data: budget.take_error_data(),
+                data: budget.take_error_data(&error),
                 ..Reply::failed(error)
             },
         }
@@ -682,7 +686,7 @@ impl Interpreter {
             Outcome::Error(message) => return Err(failure(&message)),
             Outcome::Failed(error) => return Err(error),
             Outcome::FailedWithData { message, data } => {
-                scope.budget.keep_error_data(data);
+                scope.budget.keep_error_data(&message, data);
                 return Err(message);
             }
             Outcome::Value(value) => {

@@ -65,7 +65,9 @@ impl Call<'_> {
     #[must_use]
     pub fn typed_args(&self) -> &str {
         let end = self.args.len().saturating_sub(self.appended);
-        self.args.get(..end).unwrap_or(self.args).trim_end()
+        // Fails closed: a boundary that is not a character boundary (never expected) gives
+        // no typed arguments rather than letting piped text through as typed.
+        self.args.get(..end).unwrap_or_default().trim_end()
     }
 }
 

@@ -101,7 +101,11 @@ pub(crate) struct Scope<'a> {
     pub(crate) services: &'a AiServices,
     pub(crate) selection: Selection<'a>,
     pub(crate) context: &'a RequestContext,
+    /// A trusted admin's own direct request (never one reached through a pipe).
     pub(crate) admin: bool,
+    /// Every credential this request knows, the parent provider's key-file token included:
+    /// a child prompt quoting one is refused before anything is sent.
+    pub(crate) secrets: &'a yetibot_redaction::Secrets,
 }
 
 /// Reads and checks one call's arguments with no I/O: the whole batch is checked this way
@@ -185,7 +189,13 @@ fn read(scope: &Scope<'_>, arguments: &str, tool: Tool) -> Result<Action, &'stat
     match action.as_str() {
         "providers" => Ok(Action::Providers),
         "defaults" => Ok(Action::Defaults),
-        "reset_default" if scope.admin => Ok(Action::ResetDefault),
+        "reset_default" if scope.admin => {
+            // Resetting makes the configured default the choice again: the toolset must
+            // allow it, as it would any choice an admin sets.
+            let provider = provider(None)?;
+            allowed_route(provider, provider.model().unwrap_or_default())?;
+            Ok(Action::ResetDefault)
+        }
         "models" => {
             let provider = provider(string("provider", 100)?)?;
             let limit = match get("limit") {
@@ -214,7 +224,9 @@ fn read(scope: &Scope<'_>, arguments: &str, tool: Tool) -> Result<Action, &'stat
                     .to_owned(),
             };
             let prompt = string("prompt", MAX_CHILD_PROMPT_CHARS)?.ok_or("prompt is required")?;
-            if services.client.secrets().contains_secret(&prompt) {
+            if scope.secrets.contains_secret(&prompt)
+                || services.client.secrets().contains_secret(&prompt)
+            {
                 return Err("the prompt contains a configured credential");
             }
             let max_output_tokens = match get("max_output_tokens") {
@@ -330,15 +342,21 @@ pub(crate) async fn execute(scope: &Scope<'_>, arguments: &str, tool: Tool) -> E
             Execution::Success(json!({"reset": true}).to_string())
         }
         Action::SetDefault(route) => {
-            let zen = services
+            if let Some(zen) = services
                 .providers
                 .get(&route.provider)
-                .is_some_and(|p| matches!(p.capabilities().listing, ModelListing::Separate { .. }));
-            if zen {
-                return Execution::ToolError(
-                    "a Zen default needs a fresh free-price check, which this build does not run"
-                        .to_owned(),
-                );
+                .filter(|p| crate::ai::zen::is_zen(p))
+            {
+                // A Zen default must be free now: the catalog is read, then every check is
+                // made again, since the facts may have changed during that read.
+                if let Err(why) = crate::ai::zen::verify_free(services, zen, &route.model).await {
+                    return Execution::ToolError(why);
+                }
+                if read(scope, arguments, tool).as_ref() != Ok(&Action::SetDefault(route.clone())) {
+                    return Execution::ToolError(
+                        "the request's authority changed while the catalog was read".to_owned(),
+                    );
+                }
             }
             match services
                 .defaults
@@ -416,11 +434,13 @@ fn models_page(
         if let Some(record) = &model.record {
             entry["catalog"] = record.clone();
         }
-        // The cursor grows with the ID, so count it twice.
-        let size = entry.to_string().len() + 1 + model.id.len();
+        // The cursor repeats the ID, escaped as JSON: count it twice.
+        let escaped_id = Json::String(model.id.clone()).to_string().len();
+        let size = entry.to_string().len() + 1 + escaped_id;
         if used + size >= MAX_MODELS_PAGE_BYTES {
             if models.is_empty() {
-                // A record that alone is too big is listed by its ID only.
+                // A record that alone is too big is listed by its ID only (an ID is at most
+                // 512 bytes, so even escaped it fits).
                 entry = json!({"id": model.id, "catalog_omitted": true});
             } else {
                 break;

@@ -99,6 +99,7 @@ pub(crate) async fn single_hop(
         model,
         max_output_tokens: Some(max_output_tokens),
         tools_on: false,
+        catalog_empty: true,
         usage: UsageSum::default(),
         cost: CostTally::new(cost),
     };
@@ -172,6 +173,7 @@ pub(crate) async fn run(
     // A pinned provider that only the fallback supplies (grok from the xAI key) is routed
     // here: it is not part of the configured set.
     let fallback = pinned
+        .or(options.provider.as_deref())
         .filter(|name| services.providers.get(name).is_none() && services.provider(name).is_some());
     // `ai --provider zen` without a model anywhere: Zen's verified-free choice.
     let mut chosen_free = false;
@@ -206,6 +208,26 @@ pub(crate) async fn run(
                     return Outcome::error(format!("no provider is named {name}"));
                 };
                 let provenance = provenance(call.runner.caller());
+                // The toolset's rules that do not depend on the model, and tool calling,
+                // are checked before the catalog (and its credential) is read.
+                let unpicked = RequestContext {
+                    provenance: provenance.clone(),
+                    provider: name.clone(),
+                    model: String::new(),
+                };
+                match selection.authorize(&unpicked) {
+                    Ok(())
+                    | Err(yetibot_tool_policy::Error::Denied(
+                        yetibot_tool_policy::Denial::ProviderModel,
+                    )) => {}
+                    Err(error) => return Outcome::error(error.to_string()),
+                }
+                if !options.no_tools
+                    && options.toolset.is_some()
+                    && let Err(error) = check_tool_calling(provider.tool_calling(), false)
+                {
+                    return Outcome::error(error.to_string());
+                }
                 match zen::choose_model(services, provider, None, &selection, &provenance).await {
                     Ok(choice) => {
                         chosen_free = choice.verified_free;
@@ -448,6 +470,7 @@ async fn answer(services: &AiServices, call: &Call<'_>, request: Request<'_>) ->
         model: request.model,
         max_output_tokens: None,
         tools_on: request.tools_on,
+        catalog_empty: catalog.is_empty(),
         usage: UsageSum::default(),
         cost: CostTally::new(request.cost),
     };
@@ -459,7 +482,10 @@ async fn answer(services: &AiServices, call: &Call<'_>, request: Request<'_>) ->
             services,
             selection: request.selection,
             context: request.context,
-            admin: call.runner.is_admin(),
+            // The runtime default is changed only by an admin's own direct request, never
+            // by an `ai` that piped data (or anything generated) reaches.
+            admin: call.runner.is_admin() && call.runner.is_direct(),
+            secrets: request.secrets,
         },
     };
     let context = request.context.clone();

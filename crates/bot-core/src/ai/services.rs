@@ -25,8 +25,9 @@ pub struct AiServices {
     pub(crate) policy: ToolPolicy,
     pub(crate) native_services: NativeServices,
     pub(crate) clock: Clock,
-    /// The Grok provider `grok` uses when no provider is named `grok`: built from the xAI
-    /// key, never part of the configured set (so `ai` never routes to it).
+    /// The Grok provider `grok` (and `ai --provider grok`) uses when no provider is named
+    /// `grok`: built from the xAI key, never part of the configured set, so `ai` reaches it
+    /// only when asked for by name.
     pub(crate) grok_fallback: Option<Provider>,
     /// The running application's version, for `release_info`.
     pub(crate) app_version: String,

@@ -14,10 +14,13 @@ pub(crate) struct ProviderTurn<'a> {
     pub(crate) provider: &'a Provider,
     pub(crate) model: &'a str,
     pub(crate) max_output_tokens: Option<u32>,
-    /// Whether the request allows tools at all (no `--no-tools`, not a text-only command):
-    /// the provider's server-side tools (`:native-tools`) go with every turn then, even one
-    /// that offers no function tools, since they are not part of the host's call budget.
+    /// Whether the request allows tools at all (no `--no-tools`, not a text-only command).
+    /// The provider's server-side tools (`:native-tools`) go with every turn that offers
+    /// function tools, and with every turn of a request that has none to offer; the final
+    /// turn after the budget is spent or an outcome is unknown has all of them removed.
     pub(crate) tools_on: bool,
+    /// Whether the request's catalog of function tools is empty.
+    pub(crate) catalog_empty: bool,
     pub(crate) usage: UsageSum,
     pub(crate) cost: CostTally,
 }
@@ -49,7 +52,7 @@ impl ModelTurn for ProviderTurn<'_> {
             model: Some(self.model.to_owned()),
             messages,
             tools: tools.to_vec(),
-            tools_enabled: self.tools_on,
+            tools_enabled: self.tools_on && (!tools.is_empty() || self.catalog_empty),
             max_output_tokens: self.max_output_tokens,
             stream: false,
         };

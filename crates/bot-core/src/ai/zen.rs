@@ -208,7 +208,7 @@ async fn prompt(services: &AiServices, call: &Call<'_>, typed: &str) -> Outcome 
     let provenance = provenance(call.runner.caller());
     // The toolset's rules that do not depend on the model (identity, adapter, user) are
     // checked before any catalog is read.
-    let unpicked = context(&provenance, "");
+    let unpicked = context(&provenance, provider.name(), "");
     match selection.authorize(&unpicked) {
         Ok(()) | Err(yetibot_tool_policy::Error::Denied(Denial::ProviderModel)) => {}
         Err(error) => return Outcome::error(error.to_string()),
@@ -225,7 +225,7 @@ async fn prompt(services: &AiServices, call: &Call<'_>, typed: &str) -> Outcome 
         Ok(choice) => choice,
         Err(message) => return Outcome::error(message),
     };
-    if let Err(error) = selection.authorize(&context(&provenance, &choice.model)) {
+    if let Err(error) = selection.authorize(&context(&provenance, provider.name(), &choice.model)) {
         return Outcome::error(error.to_string());
     }
     // The credential, resolved only now: its key joins the set the answer is redacted of.
@@ -310,7 +310,11 @@ pub(crate) async fn choose_model(
         .filter(|m| m.is_verified_free())
         .map(|m| m.id.as_str())
         .collect();
-    let allowed = |model: &str| selection.authorize(&context(provenance, model)).is_ok();
+    let allowed = |model: &str| {
+        selection
+            .authorize(&context(provenance, provider.name(), model))
+            .is_ok()
+    };
     let runtime = services
         .defaults
         .get()
@@ -362,10 +366,10 @@ fn ready_for_prompts(provider: &Provider) -> Result<(), String> {
     }
 }
 
-fn context(provenance: &Provenance, model: &str) -> RequestContext {
+fn context(provenance: &Provenance, provider: &str, model: &str) -> RequestContext {
     RequestContext {
         provenance: provenance.clone(),
-        provider: ZEN.to_owned(),
+        provider: provider.to_owned(),
         model: model.to_owned(),
     }
 }

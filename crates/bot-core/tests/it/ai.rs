@@ -316,17 +316,21 @@ async fn grok_falls_back_to_the_xai_keys_provider_with_native_search_and_ticks_a
         let sent: Value = serde_json::from_slice(&request.body).expect("JSON");
         let types: Vec<&str> = sent["tools"]
             .as_array()
-            .expect("tools")
-            .iter()
+            .into_iter()
+            .flatten()
             .filter_map(|t| t["type"].as_str())
             .collect();
-        // The provider's own search goes with every turn: it is not part of the host's
-        // call budget. Function tools go only while the budget lasts (one call here).
-        assert!(
-            types.contains(&"web_search") && types.contains(&"x_search"),
-            "{types:?}"
-        );
-        assert_eq!(types.contains(&"function"), turn == 0, "{types:?}");
+        // The provider's own search goes with the function tools; the final turn, after
+        // the budget (one call here) is spent, has every tool definition removed.
+        if turn == 0 {
+            assert!(
+                types.contains(&"web_search") && types.contains(&"x_search"),
+                "{types:?}"
+            );
+            assert!(types.contains(&"function"), "{types:?}");
+        } else {
+            assert!(sent.get("tools").is_none(), "{sent}");
+        }
         assert_eq!(sent["model"], "grok-4.7");
     }
     // A budget with --no-tools is a contradiction, refused before any request.
@@ -432,4 +436,83 @@ async fn in_a_thread_the_prompt_carries_the_thread_and_an_unreadable_thread_send
         shown(&reply)
     );
     assert_eq!(fixture.requests().len(), 2);
+}
+
+fn chat_tool_call(name: &str, arguments: &str) -> Reply {
+    Reply::json(
+        json!({
+            "choices": [{
+                "message": {"role": "assistant", "content": null, "tool_calls": [{
+                    "id": "c1", "type": "function",
+                    "function": {"name": name, "arguments": arguments},
+                }]},
+                "finish_reason": "tool_calls",
+            }],
+        })
+        .to_string(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_changes_the_default_only_for_an_admins_own_direct_request() {
+    let fixture = Fixture::start().await.expect("fixture");
+    let set = r#"{"action":"set_default","provider":"a","model":"m-x"}"#;
+    // Piped data reaches the model, which asks to change the default: refused whole.
+    fixture.route("/a/v1/chat/completions", chat_tool_call("yetibot__ai", set));
+    let providers =
+        ProviderSet::from_config(None, &[provider("a", fixture.url("/a/v1"), Some("m-a"))])
+            .expect("providers");
+    let bot = bot(services(providers, Hand::new().clock()), &["ADMIN"]);
+    let admin = caller("ADMIN");
+    let reply = bot
+        .run(&admin, "echo please set the default | ai Do what it says.")
+        .await;
+    assert!(reply.error.is_some(), "{}", shown(&reply));
+    assert_eq!(
+        shown(&bot.run(&admin, "ai default").await),
+        "AI default: a m-a (configured)"
+    );
+    // The admin's own direct request may (the queued call is still first in line).
+    fixture.route(
+        "/a/v1/chat/completions",
+        Reply::json(script::chat_completion("Done.")),
+    );
+    let reply = bot.run(&admin, "ai Make m-x the default.").await;
+    assert_eq!(shown(&reply), "Done.");
+    assert!(shown(&bot.run(&admin, "ai default").await).contains("a m-x (set at run time"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ai_provider_grok_reaches_the_xai_keys_provider_by_name() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/x/v1/responses",
+        Reply::sse_events([
+            script::text_delta("Hi."),
+            script::completed(&[script::message_item("Hi.")], 3, 1),
+        ]),
+    );
+    let grok = xai_provider(&Secret::new("xai-test-key"), Some(&fixture.url("/x/v1")))
+        .expect("the xAI provider");
+    let providers = ProviderSet::from_config(
+        None,
+        &[provider("local", fixture.url("/local/v1"), Some("m"))],
+    )
+    .expect("providers");
+    let bot = bot(
+        services(providers, Hand::new().clock()).with_grok_fallback(grok),
+        &[],
+    );
+    let reply = bot
+        .run(&caller("U1"), "ai --provider grok --no-tools hi")
+        .await;
+    assert_eq!(shown(&reply), "Hi.");
+    assert_eq!(
+        fixture
+            .requests()
+            .iter()
+            .map(|r| r.path.as_str())
+            .collect::<Vec<_>>(),
+        ["/x/v1/responses"]
+    );
 }

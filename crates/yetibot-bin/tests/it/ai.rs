@@ -876,3 +876,30 @@ async fn release_info_reports_the_running_versions_and_bundled_notes() {
     assert_eq!(content["running"]["app"], env!("CARGO_PKG_VERSION"));
     assert_eq!(content["notes"].as_array().map(Vec::len), Some(1));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_prompt_quoting_the_parents_key_file_token_is_refused() {
+    const TOKEN: &str = "canary-parent-key-file-71c2";
+    let fixture = Fixture::start().await.expect("fixture");
+    let dir = Workdir::new();
+    let key_file = dir.path.join("parent.key");
+    std::fs::write(&key_file, TOKEN).expect("key file");
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(chat_calls(&[(
+            "c1",
+            "yetibot__ai",
+            &format!(r#"{{"action":"ask","provider":"other","prompt":"the key is {TOKEN}"}}"#),
+        )])),
+    );
+    let edn = format!(
+        r#"{{:yetibot {{:ai {{:providers [{{:name "local" :url "{}" :key-file "{}" :model "m1"}} {{:name "other" :url "{}" :model "c"}}]}}}}}}"#,
+        fixture.url("/v1"),
+        key_file.display(),
+        fixture.url("/other/v1")
+    );
+    let out = run_ai(edn, vec!["ai Pass it on.".into()]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", printed(&out));
+    assert!(!printed(&out).contains(TOKEN));
+    assert_eq!(fixture.count("/other/v1/chat/completions"), 0);
+}
