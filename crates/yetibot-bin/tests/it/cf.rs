@@ -779,3 +779,41 @@ async fn the_cf_tool_refuses_a_model_that_is_not_a_catalogued_chat_model() {
     assert!(ran.failed, "{}", ran.stdout);
     assert_eq!(fixture.requests().len(), 1, "no catalog read, no child");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_random_catalog_record_piped_into_ai_is_sent_exactly_and_alone() {
+    let fixture = cloudflare_fixture("Formatted.").await;
+    let ran = run_wired(
+        &fixture,
+        r#":default-provider "cloudflare""#,
+        "cf models | random | ai --no-tools Format all fields and units.",
+    )
+    .await;
+    assert!(!ran.failed, "{}", ran.stdout);
+    let sent = body(&posts(&fixture)[0]);
+    let messages = sent["messages"].as_array().expect("messages");
+    assert_eq!(messages.len(), 3, "instructions, the record, the request");
+    // The request is exactly what was typed: the row's display label is not appended.
+    assert_eq!(
+        messages[2],
+        json!({"role": "user", "content": "Format all fields and units."})
+    );
+    let data = messages[1]["content"].as_str().expect("data");
+    let json_start = data.find('{').expect("a JSON object follows the preamble");
+    let record: Value = serde_json::from_str(&data[json_start..]).expect("one JSON record");
+    let name = record["name"]
+        .as_str()
+        .or(record["id"].as_str())
+        .unwrap_or_else(|| panic!("no model name in {record}"));
+    let listed: Vec<String> = catalog()
+        .as_array()
+        .expect("catalog")
+        .iter()
+        .filter_map(|r| r["name"].as_str().map(str::to_owned))
+        .collect();
+    assert!(listed.iter().any(|n| n == name), "{name}");
+    // Only the chosen record: no other model's name appears.
+    for other in listed.iter().filter(|n| *n != name) {
+        assert!(!data.contains(other.as_str()), "{other} leaked into {data}");
+    }
+}
