@@ -20,8 +20,8 @@ pub struct AnswerMeta {
     pub duration: Duration,
     /// Host tool calls made (native and MCP), confirmed or not.
     pub tool_calls: u8,
-    /// Token counts summed over every parent turn, each kept only when every turn reported
-    /// it.
+    /// Token and server-side search counts summed over every parent turn, each kept only
+    /// when every turn reported it.
     pub tokens: TokenCounts,
     /// The cost label: what is known about the cost, never an invented zero.
     pub cost: CostLabel,
@@ -39,6 +39,10 @@ pub struct TokenCounts {
     pub cached_input: Option<u64>,
     /// Output tokens.
     pub output: Option<u64>,
+    /// Server-side web searches the provider ran (xAI reports them).
+    pub web_searches: Option<u64>,
+    /// Server-side X searches the provider ran.
+    pub x_searches: Option<u64>,
 }
 
 impl AnswerMeta {
@@ -67,6 +71,8 @@ impl AnswerMeta {
             "input_tokens": self.tokens.input,
             "cached_input_tokens": self.tokens.cached_input,
             "output_tokens": self.tokens.output,
+            "web_search_calls": self.tokens.web_searches,
+            "x_search_calls": self.tokens.x_searches,
         });
         json!({
             "provider": self.provider,
@@ -103,6 +109,8 @@ impl UsageSum {
             input: add(self.counts.input, usage.input_tokens),
             cached_input: add(self.counts.cached_input, usage.cached_input_tokens),
             output: add(self.counts.output, usage.output_tokens),
+            web_searches: add(self.counts.web_searches, usage.web_search_calls),
+            x_searches: add(self.counts.x_searches, usage.x_search_calls),
         };
     }
 
@@ -127,8 +135,8 @@ mod tests {
     fn counts(input: Option<u64>, output: Option<u64>) -> TokenCounts {
         TokenCounts {
             input,
-            cached_input: None,
             output,
+            ..TokenCounts::default()
         }
     }
 

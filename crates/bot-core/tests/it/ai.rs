@@ -309,6 +309,8 @@ async fn grok_falls_back_to_the_xai_keys_provider_with_native_search_and_ticks_a
     // 48,000,000 ticks over both turns: $0.0048, reported by the provider.
     assert_eq!(meta.cost.to_string(), "API $0.0048");
     assert_eq!(meta.tokens.input, Some(250));
+    // The first turn reported no search count, so the total is unknown, not 1.
+    assert_eq!(meta.tokens.web_searches, None);
     let requests = fixture.requests();
     assert_eq!(requests.len(), 2);
     for (turn, request) in requests.iter().enumerate() {
