@@ -17,10 +17,10 @@ use yetibot_ai_providers::{
 };
 use yetibot_conversation::Message;
 use yetibot_json_util::{Limits, Value};
-use yetibot_tool_policy::{CallBudget, RequestContext, Selection, ToolFlags};
+use yetibot_tool_policy::{RequestContext, Selection};
 
-use crate::ai::flags::{self, Command};
-use crate::ai::prompt::{PIPE_ONLY_PROMPT, cost_source, provenance, single_hop, snapshot_input};
+use crate::ai::flags::Command;
+use crate::ai::prompt::{PIPE_ONLY_PROMPT, cost_source, provenance, single_hop};
 use crate::ai::services::AiServices;
 use crate::registry::{BoxFuture, Call, Category, CommandSpec, Handler};
 use crate::value::{MAX_ROWS, MAX_VALUE_BYTES, Outcome, PathStep};
@@ -270,25 +270,13 @@ pub(crate) fn check_chat(list: &ModelList, model: &str) -> Result<(), String> {
 /// `cf [--model ID] [--toolset NAME] <prompt>`.
 async fn prompt(services: &AiServices, call: &Call<'_>, typed: &str) -> Outcome {
     let started = (services.clock)();
-    // Everything static first: options, budget, piped data, toolset. No credential,
-    // catalog or network work happens before these pass.
-    let options = match flags::parse(typed, Command::TextOnly) {
-        Ok(options) => options,
-        Err(error) => return Outcome::error(error.to_string()),
-    };
-    let budget_flags: Vec<&str> = options.max_tool_calls.iter().map(String::as_str).collect();
-    let tool_flags = ToolFlags {
-        max_tool_calls: &budget_flags,
-        no_tools: options.no_tools,
-        toolset: options.toolset.is_some(),
-        text_only: true,
-    };
-    if let Err(error) = CallBudget::choose(services.policy.max_tool_calls(), &tool_flags) {
-        return Outcome::error(error.to_string());
-    }
-    let snapshot = match snapshot_input(call) {
-        Ok(snapshot) => snapshot,
-        Err(error) => return Outcome::error(error.to_string()),
+    // Everything static first: options, budget flags, piped data. No credential, catalog
+    // or network work happens before these pass.
+    let crate::ai::prompt::Static {
+        options, snapshot, ..
+    } = match crate::ai::prompt::read_static(services, call, typed, Command::TextOnly) {
+        Ok(checked) => checked,
+        Err(outcome) => return outcome,
     };
     if options.prompt.trim().is_empty() && snapshot.is_none() {
         return if typed.is_empty() {

@@ -3,9 +3,10 @@
 
 use serde_json::json;
 use yetibot_ai_providers::{Price, Pricing, Provider, RouteRequest, WireApi};
+use yetibot_conversation::MAX_TOOLS;
 use yetibot_conversation::Provenance;
 use yetibot_json_util::{Limits, Value};
-use yetibot_mcp_host::{ServerCatalog, ServerSelection, ToolInfo};
+use yetibot_mcp_host::{ServerCatalog, ToolInfo};
 use yetibot_tool_policy::{RequestContext, Selection};
 
 use crate::ai::prompt::RUNNER_INSTRUCTIONS;
@@ -299,15 +300,8 @@ pub(crate) async fn tools(services: &AiServices, call: &Call<'_>, selector: &str
     let context = listing_context(services, call);
     // Hidden, not refused: a caller the default toolset does not admit sees no tools.
     let admitted = selection.authorize(&context).is_ok();
-    let configured: Vec<(&str, Option<&[String]>)> = services
-        .host
-        .servers()
-        .servers()
-        .iter()
-        .map(|s| (s.name(), s.tools()))
-        .collect();
     let uses = if admitted {
-        selection.servers(&configured)
+        crate::ai::prompt::server_uses(services, &selection)
     } else {
         Vec::new()
     };
@@ -339,13 +333,7 @@ pub(crate) async fn tools(services: &AiServices, call: &Call<'_>, selector: &str
     let mut instructions = Vec::new();
     let mut dropped = Vec::new();
     if source != Some(yetibot_conversation::NATIVE_SOURCE) && !connect.is_empty() {
-        let mut wanted = ServerSelection::new();
-        for server in &connect {
-            wanted = match &server.tools {
-                Some(tools) => wanted.narrowed(server.name.clone(), tools.iter().cloned()),
-                None => wanted.server(server.name.clone()),
-            };
-        }
+        let wanted = crate::ai::prompt::server_selection(connect.iter().copied(), MAX_TOOLS);
         let session = match services.host.open_selection(&wanted).await {
             Ok(session) => session,
             Err(error) => return Outcome::error(error.to_string()),

@@ -130,6 +130,46 @@ pub(crate) fn cost_source(provider: &yetibot_ai_providers::Provider) -> CostSour
     }
 }
 
+/// What the static checks of an AI command yield.
+pub(crate) struct Static {
+    /// The options and the prompt.
+    pub(crate) options: flags::Options,
+    /// The request's tool-call budget.
+    pub(crate) budget: CallBudget,
+    /// The piped data's snapshot, when something was piped.
+    pub(crate) snapshot: Option<Snapshot>,
+}
+
+/// Everything an AI command checks before any credential, catalog or network work: its
+/// options, the budget flags (refused on text-only commands) and the piped data.
+///
+/// # Errors
+///
+/// The outcome to stop with.
+pub(crate) fn read_static(
+    services: &AiServices,
+    call: &Call<'_>,
+    typed: &str,
+    command: Command,
+) -> Result<Static, Outcome> {
+    let options = flags::parse(typed, command).map_err(|e| Outcome::error(e.to_string()))?;
+    let budget_flags: Vec<&str> = options.max_tool_calls.iter().map(String::as_str).collect();
+    let tool_flags = ToolFlags {
+        max_tool_calls: &budget_flags,
+        no_tools: options.no_tools,
+        toolset: options.toolset.is_some(),
+        text_only: command == Command::TextOnly,
+    };
+    let budget = CallBudget::choose(services.policy.max_tool_calls(), &tool_flags)
+        .map_err(|e| Outcome::error(e.to_string()))?;
+    let snapshot = snapshot_input(call).map_err(|e| Outcome::error(e.to_string()))?;
+    Ok(Static {
+        options,
+        budget,
+        snapshot,
+    })
+}
+
 /// Runs one prompt. `typed` is the command's arguments as typed (piped text removed);
 /// `pinned` is the provider a command always uses (`grok`, `zen`, `cf`).
 pub(crate) async fn run(
@@ -140,26 +180,13 @@ pub(crate) async fn run(
     pinned: Option<&str>,
 ) -> Outcome {
     let started = (services.clock)();
-    // Everything static first: options, budget, piped data, toolset. No credential,
-    // catalog or network work happens before these pass.
-    let options = match flags::parse(typed, command) {
-        Ok(options) => options,
-        Err(error) => return Outcome::error(error.to_string()),
-    };
-    let budget_flags: Vec<&str> = options.max_tool_calls.iter().map(String::as_str).collect();
-    let tool_flags = ToolFlags {
-        max_tool_calls: &budget_flags,
-        no_tools: options.no_tools,
-        toolset: options.toolset.is_some(),
-        text_only: command == Command::TextOnly,
-    };
-    let budget = match CallBudget::choose(services.policy.max_tool_calls(), &tool_flags) {
-        Ok(budget) => budget,
-        Err(error) => return Outcome::error(error.to_string()),
-    };
-    let snapshot = match snapshot_input(call) {
-        Ok(snapshot) => snapshot,
-        Err(error) => return Outcome::error(error.to_string()),
+    let Static {
+        options,
+        budget,
+        snapshot,
+    } = match read_static(services, call, typed, command) {
+        Ok(checked) => checked,
+        Err(outcome) => return outcome,
     };
     if options.prompt.trim().is_empty() && snapshot.is_none() {
         return Outcome::error(
@@ -359,6 +386,36 @@ pub(crate) async fn run(
     outcome
 }
 
+/// The MCP servers a toolset selection connects, with the tools it allows of each.
+pub(crate) fn server_uses(
+    services: &AiServices,
+    selection: &Selection<'_>,
+) -> Vec<yetibot_tool_policy::ServerUse> {
+    let configured: Vec<(&str, Option<&[String]>)> = services
+        .host
+        .servers()
+        .servers()
+        .iter()
+        .map(|s| (s.name(), s.tools()))
+        .collect();
+    selection.servers(&configured)
+}
+
+/// What to open for these server uses: each server narrowed to the tools its use allows,
+/// and at most `limit` MCP tools in all.
+pub(crate) fn server_selection<'u>(
+    uses: impl Iterator<Item = &'u yetibot_tool_policy::ServerUse>,
+    limit: usize,
+) -> ServerSelection {
+    uses.fold(
+        ServerSelection::new().with_tool_limit(limit),
+        |wanted, server| match &server.tools {
+            Some(tools) => wanted.narrowed(server.name.clone(), tools.iter().cloned()),
+            None => wanted.server(server.name.clone()),
+        },
+    )
+}
+
 /// Opens the MCP servers the selection connects, narrowed to the tools it allows, leaving
 /// room for `natives` native tools, and returns the session with the tools the toolset's
 /// kind rules let it offer. `None` when it connects none.
@@ -367,24 +424,11 @@ async fn open_servers(
     selection: &Selection<'_>,
     natives: usize,
 ) -> Result<Option<(Session, Vec<ToolId>)>, String> {
-    let configured: Vec<(&str, Option<&[String]>)> = services
-        .host
-        .servers()
-        .servers()
-        .iter()
-        .map(|s| (s.name(), s.tools()))
-        .collect();
-    let uses = selection.servers(&configured);
+    let uses = server_uses(services, selection);
     if uses.is_empty() {
         return Ok(None);
     }
-    let mut wanted = ServerSelection::new().with_tool_limit(MAX_TOOLS.saturating_sub(natives));
-    for server in &uses {
-        wanted = match &server.tools {
-            Some(tools) => wanted.narrowed(server.name.clone(), tools.iter().cloned()),
-            None => wanted.server(server.name.clone()),
-        };
-    }
+    let wanted = server_selection(uses.iter(), MAX_TOOLS.saturating_sub(natives));
     let session = services
         .host
         .open_selection(&wanted)

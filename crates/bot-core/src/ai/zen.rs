@@ -15,12 +15,12 @@ use std::sync::Arc;
 
 use yetibot_ai_providers::{AuthKind, Billing, Category, ModelInfo, Price, Provider};
 use yetibot_conversation::{Message, Provenance};
-use yetibot_tool_policy::{CallBudget, Denial, RequestContext, Selection, ToolFlags};
+use yetibot_tool_policy::{Denial, RequestContext, Selection};
 
 use crate::ai::cost::CostSource;
 use crate::ai::flags::{self, Command, FlagError};
 use crate::ai::listing;
-use crate::ai::prompt::{cost_source, provenance, single_hop, snapshot_input};
+use crate::ai::prompt::{cost_source, provenance, single_hop};
 use crate::ai::services::AiServices;
 use crate::registry::{BoxFuture, Call, Category as CommandCategory, CommandSpec, Handler};
 use crate::value::Outcome;
@@ -167,27 +167,17 @@ pub(crate) async fn recheck_runtime_default(
 async fn prompt(services: &AiServices, call: &Call<'_>, typed: &str) -> Outcome {
     let started = (services.clock)();
     // Everything static first: options, piped data, toolset, provider and credential.
-    let options = match flags::parse(typed, Command::TextOnly) {
-        Ok(options) => options,
-        Err(error) => return Outcome::error(error.to_string()),
+    // Everything static first: options, budget flags, piped data. No credential, catalog
+    // or network work happens before these pass.
+    let crate::ai::prompt::Static {
+        options, snapshot, ..
+    } = match crate::ai::prompt::read_static(services, call, typed, Command::TextOnly) {
+        Ok(checked) => checked,
+        Err(outcome) => return outcome,
     };
     if options.provider.is_some() {
         return Outcome::error(FlagError::PinnedProvider.to_string());
     }
-    let budget_flags: Vec<&str> = options.max_tool_calls.iter().map(String::as_str).collect();
-    let tool_flags = ToolFlags {
-        max_tool_calls: &budget_flags,
-        no_tools: options.no_tools,
-        toolset: options.toolset.is_some(),
-        text_only: true,
-    };
-    if let Err(error) = CallBudget::choose(services.policy.max_tool_calls(), &tool_flags) {
-        return Outcome::error(error.to_string());
-    }
-    let snapshot = match snapshot_input(call) {
-        Ok(snapshot) => snapshot,
-        Err(error) => return Outcome::error(error.to_string()),
-    };
     if options.prompt.trim().is_empty() && snapshot.is_none() {
         if typed.trim().is_empty() {
             return Outcome::lines(USAGE.iter().copied());
