@@ -48,7 +48,19 @@ pub struct ProviderConfig {
     pub tool_choice: Option<String>,
     /// Cloudflare AI Gateway ID sent as `cf-aig-gateway-id` (`:gateway-id`).
     pub gateway_id: Option<String>,
+    /// Keep each chat thread's conversation in the application, tool calls and results
+    /// included, and resend it trimmed to the context window (`:thread-store`, default
+    /// false): for stateless endpoints such as Ollama's or vLLM's.
+    pub thread_store: Option<bool>,
+    /// The model's context window in tokens when the model listing does not report it
+    /// (`:context-length`, 1,024 to 10,000,000).
+    pub context_length: Option<i64>,
 }
+
+/// The smallest `:context-length` accepted.
+pub const MIN_CONTEXT_LENGTH: u64 = 1024;
+/// The largest `:context-length` accepted.
+pub const MAX_CONTEXT_LENGTH: u64 = 10_000_000;
 
 /// The wire API a provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,6 +127,8 @@ pub struct Provider {
     tool_calling: bool,
     tool_choice: ToolChoiceMode,
     gateway_id: Option<String>,
+    thread_store: bool,
+    context_length: Option<u64>,
     capabilities: Capabilities,
 }
 
@@ -181,6 +195,19 @@ impl Provider {
     #[must_use]
     pub fn tool_calling(&self) -> bool {
         self.tool_calling
+    }
+
+    /// Whether chat threads keep their whole conversation in the application
+    /// (`:thread-store`), resent trimmed to the context window.
+    #[must_use]
+    pub fn thread_store(&self) -> bool {
+        self.thread_store
+    }
+
+    /// The configured context window (`:context-length`), if any.
+    #[must_use]
+    pub fn context_length(&self) -> Option<u64> {
+        self.context_length
     }
 
     /// Whether tool-enabled requests send `tool_choice`.
@@ -475,6 +502,19 @@ fn validate_provider(
             None
         }
     };
+    let context_length = match config.context_length {
+        None => Some(None),
+        Some(n) => match u64::try_from(n) {
+            Ok(n) if (MIN_CONTEXT_LENGTH..=MAX_CONTEXT_LENGTH).contains(&n) => Some(Some(n)),
+            _ => {
+                fail(
+                    "context-length",
+                    "must be an integer from 1024 to 10000000 tokens",
+                );
+                None
+            }
+        },
+    };
     let (base_url, credential, api, native_tools) = (base_url?, credential?, api?, native_tools?);
     let capabilities = capability::derive(&base_url, api, &credential, !native_tools.is_empty());
     Some(Provider {
@@ -488,6 +528,8 @@ fn validate_provider(
         tool_calling: config.tool_calling.unwrap_or(true),
         tool_choice: tool_choice?,
         gateway_id: gateway_id?,
+        thread_store: config.thread_store.unwrap_or(false),
+        context_length: context_length?,
         capabilities,
     })
 }

@@ -20,8 +20,9 @@ pub use capability::{
 };
 pub use client::{PROBE_TOOL, ProbeReport, probe_tool};
 pub use config::{
-    Credential, DEFAULT_MAX_TURNS, MAX_GATEWAY_ID_LEN, MAX_MAX_TURNS, NATIVE_TOOLS, Provider,
-    ProviderConfig, ProviderSet, ToolChoiceMode, WireApi, is_header_token, normalize_base_url,
+    Credential, DEFAULT_MAX_TURNS, MAX_CONTEXT_LENGTH, MAX_GATEWAY_ID_LEN, MAX_MAX_TURNS,
+    MIN_CONTEXT_LENGTH, NATIVE_TOOLS, Provider, ProviderConfig, ProviderSet, ToolChoiceMode,
+    WireApi, is_header_token, normalize_base_url,
 };
 pub use credential::{KEY_FILE_READ_TIMEOUT, MAX_KEY_FILE_BYTES};
 pub use error::{Category, Error, Result};

@@ -322,8 +322,23 @@ pub(crate) async fn run(
     };
     // Inside a chat thread the prompt carries the thread (text-only commands never do); a
     // thread that cannot be read whole stops the request.
-    let thread = match &call.runner.caller().thread {
-        Some(thread) if command != Command::TextOnly => {
+    let caller = call.runner.caller();
+    let source = caller
+        .thread
+        .as_ref()
+        .filter(|_| command != Command::TextOnly);
+    // A provider with `:thread-store` keeps each thread's conversation (tool calls and
+    // results included) in the application; without a stored one, or on other providers,
+    // the thread's text comes from the platform.
+    let stored_key = source
+        .filter(|_| provider.thread_store())
+        .map(|thread| format!("{}:{}:{}", caller.adapter, caller.room, thread.0.key()));
+    let stored = stored_key
+        .as_deref()
+        .and_then(|key| services.threads.get(key));
+    let thread = match (stored, source) {
+        (Some(stored), _) => stored,
+        (None, Some(thread)) => {
             match thread
                 .0
                 .history()
@@ -334,7 +349,7 @@ pub(crate) async fn run(
                 Err(error) => return Outcome::error(error.to_string()),
             }
         }
-        _ => Vec::new(),
+        (None, None) => Vec::new(),
     };
     let offer_tools = tools_on && provider.tool_calling();
     let history_on = call.runner.history().is_some();
@@ -376,6 +391,7 @@ pub(crate) async fn run(
             no_thread: options.no_thread,
             tools_on,
             thread,
+            stored_key,
             cost,
         },
     )
@@ -475,6 +491,8 @@ struct Request<'r> {
     no_thread: bool,
     tools_on: bool,
     thread: Vec<Message>,
+    /// The app-side store's key for this thread, when the provider keeps one.
+    stored_key: Option<String>,
     cost: CostSource,
 }
 
@@ -507,6 +525,24 @@ async fn answer(services: &AiServices, call: &Call<'_>, request: Request<'_>) ->
         request.options_prompt
     };
     messages.push(Message::User(prompt.to_owned()));
+    if request.stored_key.is_some() {
+        // A stored thread is resent trimmed to the context window: the configured one, else
+        // the one the model listing reports; a quarter (at most 8,192 tokens) is left for
+        // the answer and the tool definitions.
+        let window = match request.provider.context_length() {
+            Some(window) => Some(window),
+            None => services
+                .client
+                .context_window(request.provider, request.model)
+                .await
+                .ok()
+                .flatten(),
+        };
+        if let Some(window) = window {
+            let reserve = (window / 4).min(8192);
+            messages = crate::ai::thread::trim(messages, window.saturating_sub(reserve));
+        }
+    }
     let mut conversation = Conversation { messages };
     let mut model = ProviderTurn {
         client: &services.client,
@@ -568,6 +604,21 @@ async fn answer(services: &AiServices, call: &Call<'_>, request: Request<'_>) ->
                 cost: model.cost.label(),
                 no_thread: request.no_thread,
             };
+            if let Some(key) = request.stored_key {
+                // The next prompt in this thread resends this exchange, tool calls and
+                // results included (the host instructions are added anew each time).
+                let mut kept: Vec<Message> = conversation
+                    .messages
+                    .into_iter()
+                    .skip_while(|m| matches!(m, Message::System(_)))
+                    .collect();
+                kept.push(Message::Assistant {
+                    text: text.clone().into_owned(),
+                    calls: Vec::new(),
+                    opaque: Vec::new(),
+                });
+                services.threads.put(key, kept);
+            }
             Outcome::Answer {
                 value: yetibot_json_util::Value::String(text.into_owned()),
                 meta: Box::new(meta),

@@ -31,6 +31,8 @@ pub struct AiServices {
     pub(crate) grok_fallback: Option<Provider>,
     /// The running application's version, for `release_info`.
     pub(crate) app_version: String,
+    /// The conversations of chat threads on providers with `:thread-store`.
+    pub(crate) threads: crate::ai::thread::ThreadStore,
 }
 
 /// The name `grok` always uses.
@@ -114,6 +116,7 @@ impl AiServices {
             clock,
             grok_fallback: None,
             app_version: env!("CARGO_PKG_VERSION").to_owned(),
+            threads: crate::ai::thread::ThreadStore::default(),
         }
     }
 

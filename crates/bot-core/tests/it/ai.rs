@@ -364,11 +364,29 @@ async fn an_answer_without_reported_cost_is_labelled_not_available() {
     assert!(reply.meta.is_none());
 }
 
-/// A thread whose history is fixed, or fails.
-struct Scripted(Result<Vec<ThreadMessage>, ThreadError>);
+/// A thread whose history is fixed, or fails; it counts how often it is read.
+struct Scripted(
+    Result<Vec<ThreadMessage>, ThreadError>,
+    std::sync::atomic::AtomicUsize,
+);
+
+impl Scripted {
+    fn new(history: Result<Vec<ThreadMessage>, ThreadError>) -> Self {
+        Self(history, std::sync::atomic::AtomicUsize::new(0))
+    }
+
+    fn reads(&self) -> usize {
+        self.1.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
 
 impl ThreadSource for Scripted {
+    fn key(&self) -> String {
+        "T1".to_owned()
+    }
+
     fn history(&self) -> yetibot_bot_core::BoxFuture<'_, Result<Vec<ThreadMessage>, ThreadError>> {
+        self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let result = self.0.clone();
         Box::pin(async move { result })
     }
@@ -386,7 +404,7 @@ async fn in_a_thread_the_prompt_carries_the_thread_and_an_unreadable_thread_send
             .expect("providers");
     let bot = bot(services(providers, Hand::new().clock()), &[]);
     let mut in_thread = caller("U1");
-    in_thread.thread = Some(Thread(Arc::new(Scripted(Ok(vec![
+    in_thread.thread = Some(Thread(Arc::new(Scripted::new(Ok(vec![
         ThreadMessage {
             author: "ann".into(),
             text: "What is map?".into(),
@@ -428,9 +446,9 @@ async fn in_a_thread_the_prompt_carries_the_thread_and_an_unreadable_thread_send
     assert_eq!(sent["messages"].as_array().map(Vec::len), Some(2));
     // A thread that cannot be read whole is an error, and nothing is sent.
     let mut broken = caller("U1");
-    broken.thread = Some(Thread(Arc::new(Scripted(Err(ThreadError::Unavailable(
-        "missing permission",
-    ))))));
+    broken.thread = Some(Thread(Arc::new(Scripted::new(Err(
+        ThreadError::Unavailable("missing permission"),
+    )))));
     let reply = bot.run(&broken, "ai --no-tools And reduce?").await;
     assert!(
         shown(&reply).contains("could not be read completely"),
@@ -517,4 +535,76 @@ async fn ai_provider_grok_reaches_the_xai_keys_provider_by_name() {
             .collect::<Vec<_>>(),
         ["/x/v1/responses"]
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thread_store_resends_the_threads_tool_calls_and_reads_the_platform_once() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/a/v1/chat/completions",
+        chat_tool_call("yetibot__help", r#"{"limit":1}"#),
+    );
+    fixture.route(
+        "/a/v1/chat/completions",
+        Reply::json(script::chat_completion("First answer.")),
+    );
+    fixture.route(
+        "/a/v1/chat/completions",
+        Reply::json(script::chat_completion("Second answer.")),
+    );
+    let config = ProviderConfig {
+        thread_store: Some(true),
+        context_length: Some(32_768),
+        ..provider("a", fixture.url("/a/v1"), Some("m"))
+    };
+    let providers = ProviderSet::from_config(None, &[config]).expect("providers");
+    let bot = bot(services(providers, Hand::new().clock()), &[]);
+    let source = Arc::new(Scripted::new(Ok(vec![ThreadMessage {
+        author: "ann".into(),
+        text: "Start here.".into(),
+        from_bot: false,
+    }])));
+    let mut me = caller("U1");
+    me.thread = Some(Thread(source.clone()));
+    assert_eq!(
+        shown(&bot.run(&me, "ai What commands are there?").await),
+        "First answer."
+    );
+    assert_eq!(
+        shown(&bot.run(&me, "ai And the next one?").await),
+        "Second answer."
+    );
+    assert_eq!(
+        source.reads(),
+        1,
+        "the platform is read only for a thread not yet stored"
+    );
+    let requests = fixture.requests();
+    assert_eq!(requests.len(), 3);
+    let third: Value = serde_json::from_slice(&requests[2].body).expect("JSON");
+    let roles: Vec<&str> = third["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter_map(|m| m["role"].as_str())
+        .collect();
+    // Instructions, the thread, the first question, its tool call and result, its answer,
+    // the new question (and the budget guidance).
+    assert_eq!(
+        roles[..7],
+        [
+            "system",
+            "user",
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+            "user"
+        ]
+    );
+    assert_eq!(
+        third["messages"][3]["tool_calls"][0]["function"]["name"],
+        "yetibot__help"
+    );
+    assert_eq!(third["messages"][6]["content"], "And the next one?");
 }

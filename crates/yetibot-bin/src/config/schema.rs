@@ -86,6 +86,8 @@ static PROVIDER: Shape = Shape::Section {
         field("tool-calling", &BOOL),
         field("tool-choice", &STR),
         field("gateway-id", &STR),
+        field("thread-store", &BOOL),
+        field("context-length", &INT),
     ],
 };
 

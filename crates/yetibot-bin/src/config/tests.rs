@@ -705,6 +705,24 @@ fn provider_api_and_responses_only_options() {
             r#"{at}.max-turns: is only allowed with :api "responses""#
         )],
     );
+    for bad in [
+        ":context-length 1023",
+        ":context-length 10000001",
+        ":context-length -5",
+    ] {
+        err(
+            &provider(bad),
+            &[],
+            &[&format!(
+                "{at}.context-length: must be an integer from 1024 to 10000000 tokens"
+            )],
+        );
+    }
+    err(
+        &provider(r#":thread-store "yes""#),
+        &[],
+        &[&format!("{at}.thread-store: expected true or false")],
+    );
     err(
         &provider(r#":api "responses" :max-turns 0"#),
         &[],
