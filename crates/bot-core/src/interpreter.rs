@@ -613,8 +613,18 @@ impl Interpreter {
         expr: &'a Expr,
         scope: &'a Scope<'a>,
     ) -> BoxFuture<'a, Result<Piped, String>> {
+        self.eval_from(expr, scope, Piped::default())
+    }
+
+    /// [`Interpreter::eval`] with `start` as the state before the first stage.
+    fn eval_from<'a>(
+        &'a self,
+        expr: &'a Expr,
+        scope: &'a Scope<'a>,
+        start: Piped,
+    ) -> BoxFuture<'a, Result<Piped, String>> {
         Box::pin(async move {
-            let mut piped = Piped::default();
+            let mut piped = start;
             let count = expr.stages.len();
             let mut index = 0;
             while let Some(stage) = expr.stages.get(index) {
@@ -820,7 +830,9 @@ impl Interpreter {
             };
         }
         match self.aliases.get(word).await {
-            Ok(Some(alias)) => return self.run_alias(&alias, args, input, scope).await,
+            Ok(Some(alias)) => {
+                return self.run_alias(&alias, args, appended, input, scope).await;
+            }
             Ok(None) => {}
             Err(error) => return Outcome::error(error.to_string()),
         }
@@ -867,6 +879,7 @@ impl Interpreter {
         &self,
         alias: &Alias,
         args: &str,
+        appended: usize,
         input: &Piped,
         scope: &Scope<'_>,
     ) -> Outcome {
@@ -876,7 +889,22 @@ impl Interpreter {
         if scope.aliases.len() >= MAX_ALIAS_DEPTH {
             return Outcome::error(format!("aliases expand more than {MAX_ALIAS_DEPTH} deep"));
         }
-        let Some(body) = expand_alias(&alias.expression, args) else {
+        // A one-stage body without placeholders takes the piped text the way a typed
+        // command would: its typed arguments are appended to the body, and the piped text
+        // reaches the stage as its previous value, so the command can tell the two apart
+        // (an AI command sends piped text as data, not as part of its prompt). The line it
+        // runs is the same either way.
+        let simple = appended > 0
+            && !alias.expression.contains('$')
+            && syntax::parse(&alias.expression).is_ok_and(|e| e.stages.len() == 1);
+        let typed_args = if simple {
+            args.get(..args.len().saturating_sub(appended))
+                .unwrap_or_default()
+                .trim_end()
+        } else {
+            args
+        };
+        let Some(body) = expand_alias(&alias.expression, typed_args) else {
             return Outcome::error(format!(
                 "alias {} expands past {} bytes",
                 alias.name,
@@ -892,7 +920,17 @@ impl Interpreter {
             Err(error) => return Outcome::Failed(error),
         };
         inner.aliases.push(alias.name.clone());
-        match self.eval(&expr, &inner).await {
+        let start = if simple {
+            Piped {
+                value: input.value.clone(),
+                data: input.data.clone(),
+                records_at: input.records_at.clone(),
+                meta: None,
+            }
+        } else {
+            Piped::default()
+        };
+        match self.eval_from(&expr, &inner, start).await {
             Ok(piped) => Outcome::Piped(piped),
             // The body's own error line already says where it failed.
             Err(error) => Outcome::Failed(error),

@@ -608,3 +608,45 @@ async fn a_thread_store_resends_the_threads_tool_calls_and_reads_the_platform_on
     );
     assert_eq!(third["messages"][6]["content"], "And the next one?");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_alias_of_ai_keeps_piped_text_out_of_the_prompt() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/a/v1/chat/completions",
+        Reply::json(script::chat_completion("ok")),
+    );
+    let providers =
+        ProviderSet::from_config(None, &[provider("a", fixture.url("/a/v1"), Some("m"))])
+            .expect("providers");
+    let bot = bot(services(providers, Hand::new().clock()), &[]);
+    let me = caller("U1");
+    assert!(
+        bot.run(&me, r#"alias gemma = "ai --no-tools""#)
+            .await
+            .error
+            .is_none()
+    );
+    for line in [
+        "echo hello world | gemma Render every returned field.",
+        // Piped text never selects options or sub-commands through the alias either.
+        "echo --provider nope | gemma Render every returned field.",
+    ] {
+        let reply = bot.run(&me, line).await;
+        assert_eq!(shown(&reply), "ok", "{line}");
+    }
+    let requests = fixture.requests();
+    assert_eq!(requests.len(), 2);
+    for (request, piped) in requests.iter().zip(["hello world", "--provider nope"]) {
+        let sent: Value = serde_json::from_slice(&request.body).expect("JSON");
+        let messages = sent["messages"].as_array().expect("messages");
+        assert_eq!(
+            messages.last().expect("prompt")["content"],
+            "Render every returned field."
+        );
+        let data = messages[messages.len() - 2]["content"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(data.contains(piped), "{data}");
+    }
+}
