@@ -8,11 +8,11 @@
 use serde_json::{Value as Json, json};
 use yetibot_ai_providers::{ModelListing, Provider, Route, WireApi};
 use yetibot_conversation::Message;
-use yetibot_json_util::Value;
 use yetibot_tool_policy::{Execution, RequestContext, Selection};
 
 use crate::ai::prompt::{cost_source, single_hop};
 use crate::ai::services::AiServices;
+use crate::natives::args::ToolArgs;
 
 /// The most output tokens a child may be asked for, and the default.
 pub const MAX_CHILD_OUTPUT_TOKENS: u32 = 2048;
@@ -113,23 +113,9 @@ pub(crate) struct Scope<'a> {
 /// toolset does not allow, a prompt that quotes a configured credential, and an admin
 /// action by anyone else are all refused here.
 fn read(scope: &Scope<'_>, arguments: &str, tool: Tool) -> Result<Action, &'static str> {
-    let text = if arguments.trim().is_empty() {
-        "{}"
-    } else {
-        arguments
-    };
-    let Ok(Value::Object(object)) = Value::parse(text) else {
-        return Err("the arguments must be one JSON object");
-    };
-    let get = |key: &str| object.get(key).filter(|v| !matches!(v, Value::Null));
-    let string = |key: &str, max: usize| -> Result<Option<String>, &'static str> {
-        match get(key) {
-            None => Ok(None),
-            Some(Value::String(s)) if !s.is_empty() && s.chars().count() <= max => {
-                Ok(Some(s.clone()))
-            }
-            Some(_) => Err("a text field is empty, too long or not text"),
-        }
+    let args = ToolArgs::parse(arguments)?;
+    let string = |key: &str, max: usize| {
+        args.text(key, 1..=max, "a text field is empty, too long or not text")
     };
     let action = string("action", 20)?.ok_or("action is required")?;
     let allowed: &[&str] = match (tool, action.as_str()) {
@@ -142,9 +128,7 @@ fn read(scope: &Scope<'_>, arguments: &str, tool: Tool) -> Result<Action, &'stat
         (Tool::Ai, "set_default") => &["action", "provider", "model"],
         (Tool::Ai, _) => return Err("unknown action"),
     };
-    if object.iter().any(|(key, _)| !allowed.contains(&key)) {
-        return Err("a field this action does not take");
-    }
+    args.only(allowed, "a field this action does not take")?;
     let services = scope.services;
     let provider = |name: Option<String>| -> Result<&Provider, &'static str> {
         if tool == Tool::Cf {
@@ -198,15 +182,14 @@ fn read(scope: &Scope<'_>, arguments: &str, tool: Tool) -> Result<Action, &'stat
         }
         "models" => {
             let provider = provider(string("provider", 100)?)?;
-            let limit = match get("limit") {
-                None => MAX_MODELS_PAGE,
-                Some(Value::Integer(n)) => n
-                    .to_i64()
-                    .and_then(|n| usize::try_from(n).ok())
-                    .filter(|n| (1..=MAX_MODELS_PAGE).contains(n))
-                    .ok_or("limit must be an integer from 1 to 20")?,
-                Some(_) => return Err("limit must be an integer from 1 to 20"),
-            };
+            let page = u32::try_from(MAX_MODELS_PAGE).unwrap_or(20);
+            let limit = args.integer(
+                "limit",
+                1..=page,
+                page,
+                "limit must be an integer from 1 to 20",
+            )?;
+            let limit = usize::try_from(limit).unwrap_or(MAX_MODELS_PAGE);
             Ok(Action::Models {
                 provider: provider.name().to_owned(),
                 after: string("after", 512)?,
@@ -229,15 +212,12 @@ fn read(scope: &Scope<'_>, arguments: &str, tool: Tool) -> Result<Action, &'stat
             {
                 return Err("the prompt contains a configured credential");
             }
-            let max_output_tokens = match get("max_output_tokens") {
-                None => MAX_CHILD_OUTPUT_TOKENS,
-                Some(Value::Integer(n)) => n
-                    .to_i64()
-                    .and_then(|n| u32::try_from(n).ok())
-                    .filter(|n| (1..=MAX_CHILD_OUTPUT_TOKENS).contains(n))
-                    .ok_or("max_output_tokens must be an integer from 1 to 2048")?,
-                Some(_) => return Err("max_output_tokens must be an integer from 1 to 2048"),
-            };
+            let max_output_tokens = args.integer(
+                "max_output_tokens",
+                1..=MAX_CHILD_OUTPUT_TOKENS,
+                MAX_CHILD_OUTPUT_TOKENS,
+                "max_output_tokens must be an integer from 1 to 2048",
+            )?;
             Ok(Action::Ask {
                 route: allowed_route(provider, &model)?,
                 prompt,

@@ -2,10 +2,9 @@
 //! It reads the registry only: it never runs a command, and runtime aliases (whose bodies
 //! are users' text) are not topics.
 
-use serde_json::json;
-use yetibot_json_util::Value;
-
+use crate::natives::args::ToolArgs;
 use crate::registry::Registry;
+use serde_json::json;
 
 /// Topics per page, at most and by default.
 pub const MAX_HELP_TOPICS: u32 = 20;
@@ -31,48 +30,37 @@ enum Request {
 }
 
 fn read(arguments: &str) -> Result<Request, HelpToolError> {
-    let invalid = HelpToolError::InvalidArguments;
-    let text = if arguments.trim().is_empty() {
-        "{}"
-    } else {
-        arguments
-    };
-    let Ok(Value::Object(object)) = Value::parse(text) else {
-        return Err(invalid("the arguments must be one JSON object"));
-    };
-    let get = |key: &str| object.get(key).filter(|v| !matches!(v, Value::Null));
-    if object
-        .iter()
-        .any(|(key, _)| !["topic", "after", "limit"].contains(&key))
-    {
-        return Err(invalid("help accepts only topic, after and limit"));
-    }
-    let short_string = |value: &Value, what: &'static str| match value {
-        Value::String(s) if !s.is_empty() && s.chars().count() <= 100 => Ok(s.clone()),
-        _ => Err(invalid(what)),
-    };
-    if let Some(topic) = get("topic") {
-        if get("after").is_some() || get("limit").is_some() {
-            return Err(invalid("with topic, leave out after and limit"));
-        }
-        return Ok(Request::Topic(short_string(
-            topic,
+    let args = ToolArgs::parse(arguments).map_err(HelpToolError::InvalidArguments)?;
+    let checked = || -> Result<Request, &'static str> {
+        args.only(
+            &["topic", "after", "limit"],
+            "help accepts only topic, after and limit",
+        )?;
+        if let Some(topic) = args.text(
+            "topic",
+            1..=100,
             "topic must be a command name of 1 to 100 characters",
-        )?));
-    }
-    let after = get("after")
-        .map(|v| short_string(v, "after must be a topic name of 1 to 100 characters"))
-        .transpose()?;
-    let limit = match get("limit") {
-        None => MAX_HELP_TOPICS,
-        Some(Value::Integer(n)) => n
-            .to_i64()
-            .and_then(|n| u32::try_from(n).ok())
-            .filter(|n| (1..=MAX_HELP_TOPICS).contains(n))
-            .ok_or(invalid("limit must be an integer from 1 to 20"))?,
-        Some(_) => return Err(invalid("limit must be an integer from 1 to 20")),
+        )? {
+            if args.get("after").is_some() || args.get("limit").is_some() {
+                return Err("with topic, leave out after and limit");
+            }
+            return Ok(Request::Topic(topic));
+        }
+        Ok(Request::Page {
+            after: args.text(
+                "after",
+                1..=100,
+                "after must be a topic name of 1 to 100 characters",
+            )?,
+            limit: args.integer(
+                "limit",
+                1..=MAX_HELP_TOPICS,
+                MAX_HELP_TOPICS,
+                "limit must be an integer from 1 to 20",
+            )?,
+        })
     };
-    Ok(Request::Page { after, limit })
+    checked().map_err(HelpToolError::InvalidArguments)
 }
 
 /// Whether `help` arguments pass every static rule.

@@ -6,6 +6,8 @@
 use serde_json::json;
 use yetibot_json_util::Value;
 
+use crate::natives::args::ToolArgs;
+
 use crate::interpreter::Caller;
 use crate::store::{
     HistoryFilter, HistoryOrder, HistoryQuery, HistoryRow, HistoryScope, HistoryStore, StoreError,
@@ -205,67 +207,48 @@ fn message(row: &HistoryRow) -> serde_json::Value {
     message
 }
 
-/// A tool call's arguments, read strictly: one JSON object (no duplicate keys, bounded),
-/// only the tool's own fields; `null` is the same as leaving a field out.
-struct Arguments(yetibot_json_util::Object);
+/// A history tool call's arguments, read with the natives' one strict reader.
+struct Arguments(ToolArgs);
 
 impl Arguments {
     fn read(text: &str, allowed: &[&str]) -> Result<Self, HistoryToolError> {
-        let text = if text.trim().is_empty() { "{}" } else { text };
-        let Ok(Value::Object(object)) = Value::parse(text) else {
-            return Err(HistoryToolError::InvalidArguments(
-                "the arguments must be one JSON object",
-            ));
-        };
-        if object.iter().any(|(key, _)| !allowed.contains(&key)) {
-            return Err(HistoryToolError::InvalidArguments(if allowed.len() == 1 {
+        let args = ToolArgs::parse(text).map_err(HistoryToolError::InvalidArguments)?;
+        args.only(
+            allowed,
+            if allowed.len() == 1 {
                 "history_count accepts only query"
             } else {
                 "history accepts only query, limit and before_id"
-            }));
-        }
-        Ok(Self(object))
-    }
-
-    fn get(&self, key: &str) -> Option<&Value> {
-        self.0
-            .get(key)
-            .filter(|value| !matches!(value, Value::Null))
+            },
+        )
+        .map_err(HistoryToolError::InvalidArguments)?;
+        Ok(Self(args))
     }
 
     fn query(&self) -> Result<Option<String>, HistoryToolError> {
-        match self.get("query") {
-            None => Ok(None),
-            Some(Value::String(text))
-                if (1..=MAX_HISTORY_QUERY_CHARS).contains(&text.chars().count()) =>
-            {
-                Ok(Some(text.clone()))
-            }
-            Some(_) => Err(HistoryToolError::InvalidArguments(
+        self.0
+            .text(
+                "query",
+                1..=MAX_HISTORY_QUERY_CHARS,
                 "query must be a string of 1 to 200 characters",
-            )),
-        }
+            )
+            .map_err(HistoryToolError::InvalidArguments)
     }
 
     fn limit(&self) -> Result<u32, HistoryToolError> {
-        match self.get("limit") {
-            None => Ok(DEFAULT_HISTORY_LIMIT),
-            Some(Value::Integer(n)) => n
-                .to_i64()
-                .and_then(|n| u32::try_from(n).ok())
-                .filter(|n| (1..=MAX_HISTORY_LIMIT).contains(n))
-                .ok_or(HistoryToolError::InvalidArguments(
-                    "limit must be an integer from 1 to 20",
-                )),
-            Some(_) => Err(HistoryToolError::InvalidArguments(
+        self.0
+            .integer(
+                "limit",
+                1..=MAX_HISTORY_LIMIT,
+                DEFAULT_HISTORY_LIMIT,
                 "limit must be an integer from 1 to 20",
-            )),
-        }
+            )
+            .map_err(HistoryToolError::InvalidArguments)
     }
 
     fn before_id(&self) -> Result<Option<i64>, HistoryToolError> {
         let invalid = HistoryToolError::InvalidArguments("before_id must be a positive integer");
-        match self.get("before_id") {
+        match self.0.get("before_id") {
             None => Ok(None),
             Some(Value::Integer(n)) => n.to_i64().filter(|n| *n > 0).map(Some).ok_or(invalid),
             Some(_) => Err(invalid),

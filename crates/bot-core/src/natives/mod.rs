@@ -2,6 +2,7 @@
 //! tool's name and the kind the policy's rules read. Descriptions and schemas stay with the
 //! tools themselves (the AI commands build them into definitions when they offer a tool).
 
+pub(crate) mod args;
 mod help;
 mod history;
 mod release;

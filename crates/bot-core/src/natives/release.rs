@@ -3,9 +3,9 @@
 
 use std::sync::OnceLock;
 
+use crate::natives::args::ToolArgs;
 use serde::Deserialize;
 use serde_json::json;
-use yetibot_json_util::Value;
 
 /// The most notes one call returns, and the default.
 pub const MAX_RELEASE_NOTES: u32 = 20;
@@ -84,40 +84,34 @@ struct Request {
 }
 
 fn read(arguments: &str) -> Result<Request, ReleaseToolError> {
-    let invalid = ReleaseToolError::InvalidArguments;
-    let text = if arguments.trim().is_empty() {
-        "{}"
-    } else {
-        arguments
+    let checked = || -> Result<Request, &'static str> {
+        let args = ToolArgs::parse(arguments)?;
+        args.only(
+            &["since", "limit"],
+            "release_info accepts only since and limit",
+        )?;
+        let since = args
+            .text("since", 10..=10, "since must be an ISO date, YYYY-MM-DD")?
+            .map(|date| {
+                if is_iso_date(&date) {
+                    Ok(date)
+                } else {
+                    Err("since must be an ISO date, YYYY-MM-DD")
+                }
+            })
+            .transpose()?;
+        let limit = args.integer(
+            "limit",
+            1..=MAX_RELEASE_NOTES,
+            MAX_RELEASE_NOTES,
+            "limit must be an integer from 1 to 20",
+        )?;
+        Ok(Request {
+            since,
+            limit: usize::try_from(limit).unwrap_or(20),
+        })
     };
-    let Ok(Value::Object(object)) = Value::parse(text) else {
-        return Err(invalid("the arguments must be one JSON object"));
-    };
-    if object
-        .iter()
-        .any(|(key, _)| !["since", "limit"].contains(&key))
-    {
-        return Err(invalid("release_info accepts only since and limit"));
-    }
-    let get = |key: &str| object.get(key).filter(|v| !matches!(v, Value::Null));
-    let since = match get("since") {
-        None => None,
-        Some(Value::String(date)) if is_iso_date(date) => Some(date.clone()),
-        Some(_) => return Err(invalid("since must be an ISO date, YYYY-MM-DD")),
-    };
-    let limit = match get("limit") {
-        None => MAX_RELEASE_NOTES,
-        Some(Value::Integer(n)) => n
-            .to_i64()
-            .and_then(|n| u32::try_from(n).ok())
-            .filter(|n| (1..=MAX_RELEASE_NOTES).contains(n))
-            .ok_or(invalid("limit must be an integer from 1 to 20"))?,
-        Some(_) => return Err(invalid("limit must be an integer from 1 to 20")),
-    };
-    Ok(Request {
-        since,
-        limit: usize::try_from(limit).unwrap_or(20),
-    })
+    checked().map_err(ReleaseToolError::InvalidArguments)
 }
 
 /// Whether `release_info` arguments pass every static rule.
