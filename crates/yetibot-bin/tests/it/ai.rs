@@ -903,3 +903,33 @@ async fn a_child_prompt_quoting_the_parents_key_file_token_is_refused() {
     assert!(!printed(&out).contains(TOKEN));
     assert_eq!(fixture.count("/other/v1/chat/completions"), 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_that_dies_mid_stream_or_sends_garbage_fails_the_command_cleanly() {
+    let fixture = Fixture::start().await.expect("fixture");
+    // A stream cut off before its completion event, then bytes that are no SSE at all.
+    fixture.route(
+        "/x/v1/responses",
+        Reply::sse_events([script::text_delta("Half an ans")]).ending(provider_fixture::End::Abort),
+    );
+    fixture.route(
+        "/x/v1/responses",
+        Reply::sse_bytes([&b"\xff\xfe not an event stream \x00\n\n"[..]]),
+    );
+    let edn = format!(
+        r#"{{:yetibot {{:ai {{:providers [{{:name "grok" :url "{}" :key "{CANARY}" :model "g" :api "responses"}}]}}}}}}"#,
+        fixture.url("/x/v1")
+    );
+    for _ in 0..2 {
+        let out = run_ai(edn.clone(), vec!["grok --no-tools hi".into()]).await;
+        assert_eq!(out.status.code(), Some(1), "{}", printed(&out));
+        let text = printed(&out);
+        assert!(!text.contains("panicked"), "{text}");
+        assert!(
+            !text.contains("Half an ans"),
+            "no partial answer is shown: {text}"
+        );
+        assert!(!text.contains(CANARY));
+    }
+    assert_eq!(fixture.requests().len(), 2, "nothing is retried");
+}
