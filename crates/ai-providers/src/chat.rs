@@ -252,6 +252,41 @@ struct PartialCall {
     arguments: String,
 }
 
+/// The usage reported so far, updated by one chunk: a chunk's `usage` object replaces the
+/// counts, and a chunk with only a `cost` adds it to the counts an earlier chunk reported.
+fn fold_usage(seen: Option<yetibot_conversation::Usage>, chunk: &StreamChunk<'_>) -> Option<yetibot_conversation::Usage> {
+    let usage_object = chunk.usage.as_ref().filter(|u| u.is_object());
+    match (usage_object, chunk.cost.as_ref().filter(|c| !c.is_null())) {
+        (Some(object), cost) => usage::read(Some(object), cost),
+        (None, Some(cost)) => usage::with_outer_cost(seen, cost),
+        (None, None) => seen,
+    }
+}
+
+/// OpenCode Zen streams the charged dollars of a request as one more chunk after `[DONE]`.
+/// The answer is complete at `[DONE]`, so what follows is read only for accounting, and the
+/// read doubles as the drain that returns the connection to the pool: until the body ends,
+/// for at most [`FINISH_GRACE`](crate::sse::FINISH_GRACE) and within the turn's byte bound,
+/// chunks that carry `usage` or `cost` are folded in and everything else (text, malformed
+/// data) is ignored. A cost that does not arrive in time stays unreported; a body that breaks
+/// or crosses a bound is dropped with its connection.
+async fn trailing_cost(
+    provider: &Provider,
+    events: &mut Events,
+    usage_seen: Option<yetibot_conversation::Usage>,
+) -> Option<yetibot_conversation::Usage> {
+    let mut folded = usage_seen;
+    let read = async {
+        while let Ok(Some(event)) = events.next(provider).await {
+            if let Ok(chunk) = serde_json::from_str::<StreamChunk<'_>>(event.data.trim()) {
+                folded = fold_usage(folded.take(), &chunk);
+            }
+        }
+    };
+    let _ = tokio::time::timeout(crate::sse::FINISH_GRACE, read).await;
+    folded
+}
+
 async fn stream(
     provider: &Provider,
     events: &mut Events,
@@ -266,7 +301,7 @@ async fn stream(
         let data = event.data.trim();
         if data == "[DONE]" {
             done = true;
-            events.finish().await;
+            usage_seen = trailing_cost(provider, events, usage_seen).await;
             break;
         }
         if data.is_empty() {
@@ -280,13 +315,7 @@ async fn stream(
                 reason: "the stream reported an error",
             });
         }
-        let usage_object = chunk.usage.as_ref().filter(|u| u.is_object());
-        match (usage_object, chunk.cost.as_ref().filter(|c| !c.is_null())) {
-            (Some(object), cost) => usage_seen = usage::read(Some(object), cost),
-            // A chunk with only a cost adds it to the counts an earlier chunk reported.
-            (None, Some(cost)) => usage_seen = usage::with_outer_cost(usage_seen, cost),
-            (None, None) => {}
-        }
+        usage_seen = fold_usage(usage_seen, &chunk);
         let Some(choice) = chunk.choices.0 else {
             continue;
         };

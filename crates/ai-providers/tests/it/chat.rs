@@ -262,6 +262,78 @@ async fn a_streamed_cost_chunk_joins_the_streamed_usage() {
 }
 
 #[tokio::test]
+async fn zen_charged_dollars_sent_after_done_join_the_usage() {
+    // Zen's gateway closes a streamed answer with `[DONE]` and only then sends the chunk
+    // with the charged dollars.
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(PATH, Reply::sse_events([
+        chunk(json!({"content": "ok"}), Some("stop")),
+        json!({"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 2}}).to_string(),
+        "[DONE]".to_owned(),
+        json!({"choices": [], "cost": "0.00001200"}).to_string(),
+    ]));
+    let (turn, events) = run(&keyed("z", &fixture.url("/v1")), &tool_request(true)).await;
+    let usage = Usage {
+        input_tokens: Some(5),
+        output_tokens: Some(2),
+        cost_usd: Amount::parse("0.000012"),
+        ..Usage::default()
+    };
+    let turn = turn.expect("turn");
+    assert_eq!(turn.text, "ok");
+    assert_eq!(turn.usage, Some(usage.clone()));
+    assert_eq!(
+        events,
+        [
+            TurnEvent::TextDelta("ok".into()),
+            TurnEvent::Usage(usage),
+            TurnEvent::Completed
+        ]
+    );
+}
+
+/// A body left open after `[DONE]` costs at most the short grace, never the read deadline.
+#[tokio::test(start_paused = true)]
+async fn a_stream_left_open_after_done_still_completes() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        PATH,
+        Reply::sse_events([chunk(json!({"content": "ok"}), Some("stop")), "[DONE]".to_owned()])
+            .ending(End::Stall),
+    );
+    let started = tokio::time::Instant::now();
+    let turn = run(&keyed("z", &fixture.url("/v1")), &tool_request(true))
+        .await
+        .0
+        .expect("turn");
+    assert_eq!(turn.text, "ok");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+}
+
+#[tokio::test]
+async fn only_accounting_is_read_after_done() {
+    // Text, garbage and a disagreeing second cost after `[DONE]` change nothing but the
+    // cost, which two disagreeing reports make unreported.
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(PATH, Reply::sse_events([
+        chunk(json!({"content": "ok"}), Some("stop")),
+        json!({"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 2}, "cost": "0.1"}).to_string(),
+        "[DONE]".to_owned(),
+        chunk(json!({"content": " more"}), None),
+        "{not json".to_owned(),
+        json!({"choices": [], "cost": "0.2"}).to_string(),
+    ]));
+    let turn = run(&keyed("z", &fixture.url("/v1")), &tool_request(true))
+        .await
+        .0
+        .expect("turn");
+    assert_eq!(turn.text, "ok");
+    let usage = turn.usage.expect("usage");
+    assert_eq!((usage.input_tokens, usage.output_tokens), (Some(5), Some(2)));
+    assert_eq!(usage.cost_usd, None);
+}
+
+#[tokio::test]
 async fn tool_calling_false_refuses_tools_before_sending() {
     let fixture = Fixture::start().await.expect("fixture");
     let p = provider(ProviderConfig {
