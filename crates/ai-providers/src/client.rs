@@ -274,6 +274,32 @@ impl Client {
             .map_err(|_| crate::chat::malformed(provider, "the reply is not JSON"))
     }
 
+    /// Reads one public document that is not a provider's API, such as a published release
+    /// feed: one `GET` without any credential, under the client's connect and read
+    /// deadlines and its whole-operation ceiling, a redirect not followed, at most `limit`
+    /// bytes. `name` stands for the document's host in errors, which never quote the URL
+    /// or the body.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Setup`] for a URL that cannot be requested, and otherwise the transport's
+    /// categories ([`Category::Unreachable`](crate::Category::Unreachable),
+    /// [`Category::Timeout`](crate::Category::Timeout), a redirect or another status,
+    /// [`Category::TooLarge`](crate::Category::TooLarge)).
+    pub async fn fetch_document(&self, name: &str, url: &str, limit: usize) -> Result<Vec<u8>> {
+        let peer = crate::transport::Peer::named(name);
+        self.within_ceiling(peer, async {
+            let response = self
+                .send(peer, http::Method::GET, url, None, None, "application/json")
+                .await?;
+            let bytes = self
+                .read_bounded(peer, response.into_body(), limit, "document")
+                .await?;
+            Ok(bytes.to_vec())
+        })
+        .await
+    }
+
     /// The doctor probe: one small request offering a single function tool, reporting
     /// whether a real, structured tool call came back. Text that merely looks like a call
     /// does not count.

@@ -21,6 +21,34 @@ use yetibot_redaction::{Secret, Secrets};
 use crate::config::Provider;
 use crate::error::{Error, Result, TIMEOUT_CONNECT};
 
+/// Who a request goes to, as the transport needs to know it: the name its errors carry and
+/// the AI Gateway header, if any. A [`Provider`] converts into one.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Peer<'a> {
+    name: &'a str,
+    gateway: Option<&'a str>,
+}
+
+impl<'a> From<&'a Provider> for Peer<'a> {
+    fn from(provider: &'a Provider) -> Self {
+        Self {
+            name: provider.name(),
+            gateway: provider.gateway_id(),
+        }
+    }
+}
+
+impl<'a> Peer<'a> {
+    /// A peer that is not a configured provider, such as a published document's host,
+    /// named `name` in errors.
+    pub(crate) fn named(name: &'a str) -> Self {
+        Self {
+            name,
+            gateway: None,
+        }
+    }
+}
+
 /// Deadlines and size bounds for every request the [`Client`] makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClientOptions {
@@ -128,32 +156,34 @@ impl Client {
     }
 
     /// Runs one whole operation under [`ClientOptions::total_timeout`].
-    pub(crate) async fn within_ceiling<T>(
+    pub(crate) async fn within_ceiling<'p, T>(
         &self,
-        provider: &Provider,
+        peer: impl Into<Peer<'p>>,
         work: impl Future<Output = Result<T>>,
     ) -> Result<T> {
+        let peer = peer.into();
         tokio::time::timeout(self.options.total_timeout, work)
             .await
             .unwrap_or_else(|_| {
                 Err(Error::Timeout {
-                    provider: provider.name().to_owned(),
+                    provider: peer.name.to_owned(),
                     phase: "before the whole request finished",
                 })
             })
     }
 
     /// Sends one request and returns the successful response head and body.
-    pub(crate) async fn send(
+    pub(crate) async fn send<'p>(
         &self,
-        provider: &Provider,
+        peer: impl Into<Peer<'p>>,
         method: Method,
         url: &str,
         bearer: Option<&Secret>,
         body: Option<Vec<u8>>,
         accept: &'static str,
     ) -> Result<Response<Incoming>> {
-        let name = || provider.name().to_owned();
+        let peer = peer.into();
+        let name = || peer.name.to_owned();
         let mut builder = Request::builder()
             .method(method)
             .uri(url)
@@ -164,7 +194,7 @@ impl Client {
             value.set_sensitive(true);
             builder = builder.header(AUTHORIZATION, value);
         }
-        if let Some(gateway) = provider.gateway_id() {
+        if let Some(gateway) = peer.gateway {
             builder = builder.header("cf-aig-gateway-id", gateway);
         }
         if body.is_some() {
@@ -185,34 +215,35 @@ impl Client {
                         phase: "waiting for the response",
                     });
                 }
-                Ok(Err(e)) => return Err(classify(provider, &e)),
+                Ok(Err(e)) => return Err(classify(peer, &e)),
                 Ok(Ok(response)) => response,
             };
-        check_status(provider, &response)?;
+        check_status(peer, &response)?;
         Ok(response)
     }
 
     /// Reads a whole body of at most `limit` bytes, each piece within the read deadline.
-    pub(crate) async fn read_bounded(
+    pub(crate) async fn read_bounded<'p>(
         &self,
-        provider: &Provider,
+        peer: impl Into<Peer<'p>>,
         mut body: Incoming,
         limit: usize,
         what: &'static str,
     ) -> Result<Bytes> {
+        let peer = peer.into();
         let mut buffer = BytesMut::new();
         loop {
             let frame = match tokio::time::timeout(self.options.read_timeout, body.frame()).await {
                 Err(_) => {
                     return Err(Error::Timeout {
-                        provider: provider.name().to_owned(),
+                        provider: peer.name.to_owned(),
                         phase: "reading the response body",
                     });
                 }
                 Ok(None) => return Ok(buffer.freeze()),
                 Ok(Some(Err(_))) => {
                     return Err(Error::Malformed {
-                        provider: provider.name().to_owned(),
+                        provider: peer.name.to_owned(),
                         reason: "the connection broke while reading the body",
                     });
                 }
@@ -221,7 +252,7 @@ impl Client {
             if let Ok(data) = frame.into_data() {
                 if buffer.len() + data.len() > limit {
                     return Err(Error::TooLarge {
-                        provider: provider.name().to_owned(),
+                        provider: peer.name.to_owned(),
                         what,
                         limit,
                     });
@@ -260,9 +291,9 @@ pub(crate) fn is_event_stream(response: &Response<Incoming>) -> bool {
 /// dropped rather than trusted.
 pub const MAX_RETRY_AFTER_SECS: u64 = 86_400;
 
-fn check_status(provider: &Provider, response: &Response<Incoming>) -> Result<()> {
+fn check_status(peer: Peer<'_>, response: &Response<Incoming>) -> Result<()> {
     let status = response.status();
-    let name = provider.name().to_owned();
+    let name = peer.name.to_owned();
     if status.is_success() {
         return Ok(());
     }
@@ -289,8 +320,8 @@ fn check_status(provider: &Provider, response: &Response<Incoming>) -> Result<()
     })
 }
 
-fn classify(provider: &Provider, error: &hyper_util::client::legacy::Error) -> Error {
-    let name = provider.name().to_owned();
+fn classify(peer: Peer<'_>, error: &hyper_util::client::legacy::Error) -> Error {
+    let name = peer.name.to_owned();
     if error.is_connect() {
         // The connector reports its own timeout as a connect error whose chain mentions it.
         let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);

@@ -176,3 +176,47 @@ async fn a_json_body_dripping_bytes_hits_the_whole_request_ceiling() {
         "{waited:?}"
     );
 }
+
+/// A published document (a release feed) comes through the same bounded transport: no
+/// credential, no redirect, the byte bound, and errors that name only the given label.
+#[tokio::test]
+async fn public_documents_are_read_bounded_without_credentials() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route("/feed.json", Reply::json(r#"{"notes":[]}"#));
+    fixture.route("/big.json", Reply::json("x".repeat(2_000)));
+    fixture.route("/moved.json", Reply::redirect(302, &fixture.url("/feed.json")));
+    fixture.route("/gone.json", Reply::status_json(404, BODY_MARKER));
+    let client = client();
+    let body = client
+        .fetch_document("release feed", &fixture.url("/feed.json"), 1_000)
+        .await
+        .expect("document");
+    assert_eq!(body, br#"{"notes":[]}"#);
+    let big = client
+        .fetch_document("release feed", &fixture.url("/big.json"), 1_000)
+        .await
+        .expect_err("too large");
+    assert_eq!(big.category(), Category::TooLarge);
+    let moved = client
+        .fetch_document("release feed", &fixture.url("/moved.json"), 1_000)
+        .await
+        .expect_err("redirect");
+    assert_eq!(moved.category(), Category::Redirect);
+    let gone = client
+        .fetch_document("release feed", &fixture.url("/gone.json"), 1_000)
+        .await
+        .expect_err("404");
+    assert_eq!(gone.category(), Category::HttpStatus);
+    for error in [&big, &moved, &gone] {
+        assert_safe(error);
+        assert!(error.to_string().contains("release feed"), "{error}");
+        assert!(!error.to_string().contains("127.0.0.1"), "{error}");
+    }
+    assert_eq!(fixture.count("/feed.json"), 1, "the redirect was not followed");
+    assert!(
+        fixture
+            .requests()
+            .iter()
+            .all(|r| r.method == "GET" && !r.headers.contains_key("authorization"))
+    );
+}
