@@ -254,7 +254,10 @@ struct PartialCall {
 
 /// The usage reported so far, updated by one chunk: a chunk's `usage` object replaces the
 /// counts, and a chunk with only a `cost` adds it to the counts an earlier chunk reported.
-fn fold_usage(seen: Option<yetibot_conversation::Usage>, chunk: &StreamChunk<'_>) -> Option<yetibot_conversation::Usage> {
+fn fold_usage(
+    seen: Option<yetibot_conversation::Usage>,
+    chunk: &StreamChunk<'_>,
+) -> Option<yetibot_conversation::Usage> {
     let usage_object = chunk.usage.as_ref().filter(|u| u.is_object());
     match (usage_object, chunk.cost.as_ref().filter(|c| !c.is_null())) {
         (Some(object), cost) => usage::read(Some(object), cost),

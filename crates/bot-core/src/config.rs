@@ -30,6 +30,34 @@ pub struct XaiConfig {
     pub key: Option<Secret>,
 }
 
+/// `:yetibot :release-info`: where `release_info`'s `latest` view reads the project's
+/// published release notes.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct ReleaseInfoConfig {
+    /// An `http`/`https` URL serving `{"notes": [{"date", "title", "notes"}]}`.
+    pub feed_url: Option<String>,
+}
+
+/// The published release feed, when one is configured.
+///
+/// # Errors
+///
+/// An unusable `:feed-url` (not absolute `http`/`https`, credentials, a fragment), with the
+/// path relative to the `:release-info` map and a reason that never quotes the URL.
+pub fn release_feed(
+    config: &ReleaseInfoConfig,
+) -> Result<Option<crate::natives::ReleaseFeed>, Vec<Error>> {
+    config
+        .feed_url
+        .as_deref()
+        .map(|url| {
+            crate::natives::ReleaseFeed::new(url)
+                .map_err(|reason| vec![Error::config("feed-url", reason)])
+        })
+        .transpose()
+}
+
 /// `:yetibot :imgflip`: the account behind `meme`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "kebab-case")]

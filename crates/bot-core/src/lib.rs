@@ -19,7 +19,7 @@ pub use commands::{
 pub use config::{
     AdminConfig, CommandConfig, DEFAULT_LOCAL_USER_ID, DEFAULT_MIN_PROBABILITY, ImgflipConfig,
     IntentRouter, IntentRouterConfig, LocalConfig, MAX_PREFIX_CHARS, MIN_MIN_PROBABILITY,
-    XaiConfig, admin_users, command_settings, local_caller,
+    ReleaseInfoConfig, XaiConfig, admin_users, command_settings, local_caller, release_feed,
 };
 pub use error::{Error, Result};
 pub use interpreter::{
@@ -28,10 +28,12 @@ pub use interpreter::{
 };
 pub use natives::{
     DEFAULT_HISTORY_LIMIT, HelpToolError, HistoryToolError, IMPLEMENTED_NATIVE_TOOLS,
-    MAX_HELP_CHARS, MAX_HELP_TOPICS, MAX_HISTORY_LIMIT, MAX_HISTORY_PAGE_CHARS,
-    MAX_HISTORY_QUERY_CHARS, MAX_RELEASE_NOTES, RELEASE_NOTES_JSON, ReleaseNote, ReleaseToolError,
-    help_tool, history_count_tool, history_tool, native_definition, native_tools,
-    release_info_tool, release_notes,
+    MAX_FEED_BYTES, MAX_FEED_NOTE_CHARS, MAX_FEED_NOTES_PER_RELEASE, MAX_FEED_RELEASES,
+    MAX_FEED_TITLE_CHARS, MAX_HELP_CHARS, MAX_HELP_TOPICS, MAX_HISTORY_LIMIT,
+    MAX_HISTORY_PAGE_CHARS, MAX_HISTORY_QUERY_CHARS, MAX_RELEASE_NOTES, RELEASE_NOTES_JSON,
+    ReleaseFeed, ReleaseNote, ReleaseToolError, help_tool, history_count_tool, history_tool,
+    native_definition, native_tools, parse_feed, release_info_tool, release_latest_tool,
+    release_notes,
 };
 pub use recorder::{
     DEFAULT_QUEUE_CAPACITY, History, HistoryOptions, MAX_RECORDED_BODY_BYTES, MAX_WRITE_BATCH,

@@ -64,6 +64,10 @@ pub fn ai_services(
         Some(cache) => services.with_discovery(cache),
         None => services,
     };
+    let services = match &config.release_feed {
+        Some(feed) => services.with_release_feed(feed.clone()),
+        None => services,
+    };
     // `grok` without a provider named grok uses the xAI key's Grok provider.
     let grok_configured = config
         .providers

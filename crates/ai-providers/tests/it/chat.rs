@@ -266,12 +266,16 @@ async fn zen_charged_dollars_sent_after_done_join_the_usage() {
     // Zen's gateway closes a streamed answer with `[DONE]` and only then sends the chunk
     // with the charged dollars.
     let fixture = Fixture::start().await.expect("fixture");
-    fixture.route(PATH, Reply::sse_events([
-        chunk(json!({"content": "ok"}), Some("stop")),
-        json!({"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 2}}).to_string(),
-        "[DONE]".to_owned(),
-        json!({"choices": [], "cost": "0.00001200"}).to_string(),
-    ]));
+    fixture.route(
+        PATH,
+        Reply::sse_events([
+            chunk(json!({"content": "ok"}), Some("stop")),
+            json!({"choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 2}})
+                .to_string(),
+            "[DONE]".to_owned(),
+            json!({"choices": [], "cost": "0.00001200"}).to_string(),
+        ]),
+    );
     let (turn, events) = run(&keyed("z", &fixture.url("/v1")), &tool_request(true)).await;
     let usage = Usage {
         input_tokens: Some(5),
@@ -281,7 +285,7 @@ async fn zen_charged_dollars_sent_after_done_join_the_usage() {
     };
     let turn = turn.expect("turn");
     assert_eq!(turn.text, "ok");
-    assert_eq!(turn.usage, Some(usage.clone()));
+    assert_eq!(turn.usage, Some(usage));
     assert_eq!(
         events,
         [
@@ -298,8 +302,11 @@ async fn a_stream_left_open_after_done_still_completes() {
     let fixture = Fixture::start().await.expect("fixture");
     fixture.route(
         PATH,
-        Reply::sse_events([chunk(json!({"content": "ok"}), Some("stop")), "[DONE]".to_owned()])
-            .ending(End::Stall),
+        Reply::sse_events([
+            chunk(json!({"content": "ok"}), Some("stop")),
+            "[DONE]".to_owned(),
+        ])
+        .ending(End::Stall),
     );
     let started = tokio::time::Instant::now();
     let turn = run(&keyed("z", &fixture.url("/v1")), &tool_request(true))
@@ -329,7 +336,10 @@ async fn only_accounting_is_read_after_done() {
         .expect("turn");
     assert_eq!(turn.text, "ok");
     let usage = turn.usage.expect("usage");
-    assert_eq!((usage.input_tokens, usage.output_tokens), (Some(5), Some(2)));
+    assert_eq!(
+        (usage.input_tokens, usage.output_tokens),
+        (Some(5), Some(2))
+    );
     assert_eq!(usage.cost_usd, None);
 }
 

@@ -184,7 +184,10 @@ async fn public_documents_are_read_bounded_without_credentials() {
     let fixture = Fixture::start().await.expect("fixture");
     fixture.route("/feed.json", Reply::json(r#"{"notes":[]}"#));
     fixture.route("/big.json", Reply::json("x".repeat(2_000)));
-    fixture.route("/moved.json", Reply::redirect(302, &fixture.url("/feed.json")));
+    fixture.route(
+        "/moved.json",
+        Reply::redirect(302, &fixture.url("/feed.json")),
+    );
     fixture.route("/gone.json", Reply::status_json(404, BODY_MARKER));
     let client = client();
     let body = client
@@ -212,7 +215,11 @@ async fn public_documents_are_read_bounded_without_credentials() {
         assert!(error.to_string().contains("release feed"), "{error}");
         assert!(!error.to_string().contains("127.0.0.1"), "{error}");
     }
-    assert_eq!(fixture.count("/feed.json"), 1, "the redirect was not followed");
+    assert_eq!(
+        fixture.count("/feed.json"),
+        1,
+        "the redirect was not followed"
+    );
     assert!(
         fixture
             .requests()

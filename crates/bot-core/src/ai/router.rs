@@ -47,10 +47,7 @@ impl Router<'_> {
                     .map_err(|e| e.to_string())
                 }
             },
-            "release_info" => {
-                natives::release_info_tool(self.delegate.services.app_version(), arguments)
-                    .map_err(|e| e.to_string())
-            }
+            "release_info" => self.release_info(arguments).await,
             "util" => {
                 let call = yetibot_json_util::Call::new(arguments);
                 let reply =
@@ -73,6 +70,42 @@ impl Router<'_> {
             Ok(text) => Execution::Success(text),
             Err(text) => Execution::ToolError(text),
         }
+    }
+}
+
+impl Router<'_> {
+    /// `release_info`: the bundled notes, or with `view: "latest"` the configured feed,
+    /// fetched without credentials under the client's bounds.
+    async fn release_info(&self, arguments: &str) -> Result<String, String> {
+        let services = self.delegate.services;
+        let request = natives::read_release(arguments).map_err(|e| e.to_string())?;
+        if request.view == natives::ReleaseView::Bundled {
+            return natives::release_info_tool(services.app_version(), arguments)
+                .map_err(|e| e.to_string());
+        }
+        let Some(feed) = &services.release_feed else {
+            return Err(natives::ReleaseToolError::NoFeed.to_string());
+        };
+        let body = services
+            .client
+            .fetch_document("the release feed", feed.url(), natives::MAX_FEED_BYTES)
+            .await
+            .map_err(|error| {
+                use yetibot_ai_providers::Category;
+                let reason = match error.category() {
+                    Category::Timeout => "it timed out",
+                    Category::Unreachable => "its host is unreachable",
+                    Category::Redirect => "it answered with a redirect, which is not followed",
+                    Category::TooLarge => "it is larger than 256 KiB",
+                    Category::HttpStatus | Category::AccessDenied | Category::RateLimited => {
+                        "it answered with an error status"
+                    }
+                    _ => "the request failed",
+                };
+                natives::ReleaseToolError::FeedUnavailable(reason).to_string()
+            })?;
+        natives::release_latest_tool(services.app_version(), arguments, &body)
+            .map_err(|e| e.to_string())
     }
 }
 

@@ -31,6 +31,8 @@ pub struct AiServices {
     pub(crate) grok_fallback: Option<Provider>,
     /// The running application's version, for `release_info`.
     pub(crate) app_version: String,
+    /// The published feed of `release_info`'s `latest` view, when configured.
+    pub(crate) release_feed: Option<crate::natives::ReleaseFeed>,
     /// The conversations of chat threads on providers with `:thread-store`.
     pub(crate) threads: crate::ai::thread::ThreadStore,
 }
@@ -116,6 +118,7 @@ impl AiServices {
             clock,
             grok_fallback: None,
             app_version: env!("CARGO_PKG_VERSION").to_owned(),
+            release_feed: None,
             threads: crate::ai::thread::ThreadStore::default(),
         }
     }
@@ -131,6 +134,13 @@ impl AiServices {
     /// The running application's version.
     pub(crate) fn app_version(&self) -> &str {
         &self.app_version
+    }
+
+    /// The published release feed `release_info`'s `latest` view reads.
+    #[must_use]
+    pub fn with_release_feed(mut self, feed: crate::natives::ReleaseFeed) -> Self {
+        self.release_feed = Some(feed);
+        self
     }
 
     /// The provider `grok` uses when none is named `grok` (see [`xai_provider`]). Ignored

@@ -14,11 +14,12 @@ pub use history::{
     MAX_HISTORY_QUERY_CHARS, history_count_tool, history_tool,
 };
 pub(crate) use history::{history_arguments_ok, history_count_arguments_ok};
-pub(crate) use release::release_arguments_ok;
 pub use release::{
-    MAX_RELEASE_NOTES, RELEASE_NOTES_JSON, ReleaseNote, ReleaseToolError, release_info_tool,
-    release_notes,
+    MAX_FEED_BYTES, MAX_FEED_NOTE_CHARS, MAX_FEED_NOTES_PER_RELEASE, MAX_FEED_RELEASES,
+    MAX_FEED_TITLE_CHARS, MAX_RELEASE_NOTES, RELEASE_NOTES_JSON, ReleaseFeed, ReleaseNote,
+    ReleaseToolError, parse_feed, release_info_tool, release_latest_tool, release_notes,
 };
+pub(crate) use release::{View as ReleaseView, read as read_release, release_arguments_ok};
 
 use serde_json::json;
 use yetibot_conversation::{AdapterKind, ToolDefinition};
@@ -122,12 +123,16 @@ pub fn native_definition(name: &str) -> Option<ToolDefinition> {
         ),
         "release_info" => tool(Context).definition(
             "Reads the running app and core versions and the release notes bundled with \
-             them, newest first. Use it for questions about what is new in Yetibot. since is \
-             an inclusive ISO date (YYYY-MM-DD); limit is 1 to 20.",
+             them, newest first. Use it for questions about what is new in Yetibot. With \
+             view \"latest\" it reads the project's published notes instead, which may \
+             describe releases newer than the one running. since is an inclusive ISO date \
+             (YYYY-MM-DD); limit is 1 to 20.",
             json!({
                 "type": "object",
                 "additionalProperties": false,
                 "properties": {
+                    "view": {"type": "string", "enum": ["latest"],
+                             "description": "Read the published release notes rather than the bundled ones."},
                     "since": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
                               "description": "Only notes dated on or after this day."},
                     "limit": {"type": "integer", "minimum": 1, "maximum": MAX_RELEASE_NOTES},

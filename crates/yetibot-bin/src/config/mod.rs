@@ -112,6 +112,9 @@ pub struct Config {
     /// Whether chat history is recorded and read (`:yetibot :history :disabled` is not
     /// `true`).
     pub history_enabled: bool,
+    /// The published release notes `release_info`'s `latest` view reads
+    /// (`:yetibot :release-info :feed-url`).
+    pub release_feed: Option<yetibot_bot_core::ReleaseFeed>,
     /// Every inline credential, for redaction. Key files are not read here: their tokens join
     /// a request's own set when that request resolves them.
     pub secrets: Secrets,

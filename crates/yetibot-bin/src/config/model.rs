@@ -6,7 +6,7 @@ use serde_json::Value;
 use yetibot_ai_providers::{ProviderConfig, ProviderSet};
 use yetibot_bot_core::{
     AdminConfig, CommandConfig, ImgflipConfig, IntentRouter, IntentRouterConfig, LocalConfig,
-    XaiConfig,
+    ReleaseInfoConfig, XaiConfig,
 };
 use yetibot_history_store::{Backend, DbConfig, HistoryConfig};
 use yetibot_mcp_host::{ServerConfig, ServerSet};
@@ -32,6 +32,8 @@ struct Yetibot {
     local: LocalConfig,
     db: DbConfig,
     history: HistoryConfig,
+    #[serde(rename = "release-info")]
+    release_info: ReleaseInfoConfig,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -77,6 +79,7 @@ pub(super) fn validate(
         local,
         db,
         history,
+        release_info,
     } = root.yetibot;
     let mut problems = Vec::new();
 
@@ -184,6 +187,13 @@ pub(super) fn validate(
             .ok()
     });
 
+    let release_feed = yetibot_bot_core::release_feed(&release_info)
+        .map_err(|errors| {
+            problems.extend(errors.iter().map(|e| prefixed("yetibot.release-info", e)));
+        })
+        .ok()
+        .flatten();
+
     let store = Backend::from_config(&db)
         .map_err(|errors| problems.extend(errors.iter().map(|e| prefixed("yetibot.db", e))))
         .ok();
@@ -247,6 +257,7 @@ pub(super) fn validate(
         local,
         store,
         history_enabled: history.disabled != Some(true),
+        release_feed,
         secrets,
         notes,
     })

@@ -215,6 +215,13 @@ pub(crate) static YETIBOT: Shape = Shape::Section {
         ),
         field("db", &DB),
         field(
+            "release-info",
+            &Shape::Section {
+                open: false,
+                fields: &[field("feed-url", &STR)],
+            },
+        ),
+        field(
             "history",
             &Shape::Section {
                 open: true,

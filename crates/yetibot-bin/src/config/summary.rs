@@ -194,6 +194,15 @@ fn write_summary(config: &Config, out: &mut String) -> std::fmt::Result {
     )?;
     writeln!(
         out,
+        "Release notes: bundled{}",
+        if config.release_feed.is_some() {
+            " and a published feed (release_info view latest)"
+        } else {
+            ""
+        }
+    )?;
+    writeln!(
+        out,
         "Redaction: {} configured credential value(s)",
         config.secrets.len()
     )?;

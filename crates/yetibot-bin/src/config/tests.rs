@@ -1605,3 +1605,36 @@ fn command_prefix_and_local_operator_rules() {
     assert_eq!(config.local.adapter, yetibot_conversation::AdapterKind::Cli);
     assert!(config.local.trusted);
 }
+
+#[test]
+fn release_feed_rules() {
+    let config = ok(
+        r#"{:yetibot {:release-info {:feed-url "https://example.org/releases.json"}}}"#,
+        &[],
+    );
+    assert_eq!(
+        config
+            .release_feed
+            .as_ref()
+            .map(yetibot_bot_core::ReleaseFeed::url),
+        Some("https://example.org/releases.json")
+    );
+    assert!(summary(&config).contains("published feed"));
+    assert!(!summary(&config).contains("example.org"));
+    assert!(ok("", &[]).release_feed.is_none());
+    err(
+        r#"{:yetibot {:release-info {:feed-url "https://user:pw@example.org/r.json"}}}"#,
+        &[],
+        &["yetibot.release-info.feed-url: must not contain credentials"],
+    );
+    err(
+        r#"{:yetibot {:release-info {:feed-url "ftp://example.org/r.json"}}}"#,
+        &[],
+        &["yetibot.release-info.feed-url: must use http or https"],
+    );
+    err(
+        r#"{:yetibot {:release-info {:feed-url "https://example.org/r.json" :other 1}}}"#,
+        &[],
+        &["yetibot.release-info.other: is not a known setting"],
+    );
+}

@@ -878,6 +878,113 @@ async fn release_info_reports_the_running_versions_and_bundled_notes() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn release_info_latest_reads_the_configured_feed_without_credentials() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/feed/releases.json",
+        Reply::json(
+            json!({"notes": [
+                {"date": "2027-02-01", "title": "Published later", "notes": ["n"]},
+                {"date": "2026-01-01", "title": "Older", "notes": []},
+            ]})
+            .to_string(),
+        ),
+    );
+    // The second call finds no feed at the other URL: a tool error, and the loop goes on.
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(chat_call(
+            "yetibot__release_info",
+            r#"{"view":"latest","limit":1}"#,
+        )),
+    );
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion("Published later is out.")),
+    );
+    let edn = one_provider(&fixture, "").replacen(
+        "{:ai",
+        &format!(
+            r#"{{:release-info {{:feed-url "{}"}} :ai"#,
+            fixture.url("/feed/releases.json")
+        ),
+        1,
+    );
+    let out = run_ai(edn, vec!["ai What was published?".into()]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+    assert_eq!(stdout(&out), "Published later is out.\n");
+    let feed: Vec<_> = fixture
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == "/feed/releases.json")
+        .collect();
+    assert_eq!(feed.len(), 1);
+    assert_eq!(feed[0].method, "GET");
+    assert!(!feed[0].headers.contains_key("authorization"));
+    let requests = fixture.requests();
+    let second = requests
+        .iter()
+        .filter(|r| r.path == "/v1/chat/completions")
+        .nth(1)
+        .expect("a second turn");
+    let result = body(second)["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == "tool").cloned())
+        .expect("a tool result");
+    let content: Value =
+        serde_json::from_str(result["content"].as_str().unwrap_or_default()).expect("JSON");
+    assert_eq!(content["view"], "latest");
+    assert_eq!(content["running"]["app"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(content["published"][0]["title"], "Published later");
+    assert_eq!(content["has_more"], true);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn release_info_latest_without_a_feed_or_with_a_broken_one_is_a_tool_error() {
+    for broken in [false, true] {
+        let fixture = Fixture::start().await.expect("fixture");
+        fixture.route("/feed.json", Reply::status_json(500, "canary-body-5b1d"));
+        let (edn_extra, expected) = if broken {
+            (
+                format!(
+                    r#":release-info {{:feed-url "{}"}} "#,
+                    fixture.url("/feed.json")
+                ),
+                "the published release notes could not be read: it answered with an error status",
+            )
+        } else {
+            (String::new(), "no published release feed is configured")
+        };
+        fixture.route(
+            "/v1/chat/completions",
+            Reply::json(chat_call("yetibot__release_info", r#"{"view":"latest"}"#)),
+        );
+        fixture.route(
+            "/v1/chat/completions",
+            Reply::json(script::chat_completion("Sorry.")),
+        );
+        let edn = one_provider(&fixture, "").replacen("{:ai", &format!("{{{edn_extra}:ai"), 1);
+        let out = run_ai(edn, vec!["ai What was published?".into()]).await;
+        assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+        let requests: Vec<_> = fixture
+            .requests()
+            .into_iter()
+            .filter(|r| r.path == "/v1/chat/completions")
+            .collect();
+        assert_eq!(requests.len(), 2);
+        let second = &requests[1];
+        let result = body(second)["messages"]
+            .as_array()
+            .and_then(|m| m.iter().find(|m| m["role"] == "tool").cloned())
+            .expect("a tool result");
+        let text = result["content"].to_string();
+        assert!(text.contains(expected), "{text}");
+        assert!(!text.contains("canary-body"), "{text}");
+        assert!(!text.contains("127.0.0.1"), "{text}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_child_prompt_quoting_the_parents_key_file_token_is_refused() {
     const TOKEN: &str = "canary-parent-key-file-71c2";
     let fixture = Fixture::start().await.expect("fixture");
