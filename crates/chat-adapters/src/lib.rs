@@ -1,6 +1,22 @@
 #![doc = include_str!("../README.md")]
 
+mod event;
+mod fit;
+mod outbox;
 mod platform;
+mod reply;
+#[cfg(feature = "web")]
+pub mod web;
 
+pub use event::{Action, Author, Event, EventKind, Place};
+pub use fit::{
+    ANSWER_FILE, EXCERPT_NOTE, Limits, OVERFLOW_NOTICE, admitted, chunk_count, chunks, excerpt,
+    fit, is_media_url, units,
+};
+pub use outbox::{
+    BoxFuture, Events, HistoryError, HistoryLimits, HistoryMessage, Incoming, Intake, IntakeError,
+    Outbox, Posted, Reservation, SendError, intake,
+};
 pub use platform::has_verified_users;
+pub use reply::{Answer, Attachment, Button, Outgoing, Role, StatusCall, StatusCard};
 pub use yetibot_conversation::AdapterKind;

@@ -1,0 +1,373 @@
+//! The console's routes: the page and its assets, the JSON API, attachments and the event
+//! stream. [`handle`] runs the guard's checks before it looks at the path.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::header::{CACHE_CONTROL, CONTENT_DISPOSITION, CONTENT_TYPE, LOCATION, SET_COOKIE};
+use http::{HeaderValue, Method, Request, Response, StatusCode};
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::guard::{self, Refusal};
+use super::{BODY_TIMEOUT, Shared, assets, sse};
+use crate::event::{Action, Event, EventKind};
+use crate::outbox::{IntakeError, Outbox};
+
+/// Every response's body.
+pub(crate) type Body = UnsyncBoxBody<Bytes, Infallible>;
+
+/// Answers one request.
+pub(crate) async fn handle(shared: &Arc<Shared>, request: Request<Incoming>) -> Response<Body> {
+    let path = request.uri().path().to_owned();
+    let query = request.uri().query().unwrap_or_default().to_owned();
+    let bootstrap = (path == "/" && request.method() == Method::GET)
+        .then(|| query_value(&query, "token"))
+        .flatten();
+    if let Err(refusal) = guard::check(
+        request.headers(),
+        &shared.token,
+        shared.port,
+        bootstrap.as_deref(),
+    ) {
+        return refused(&refusal);
+    }
+    if bootstrap.is_some() {
+        return enter(shared);
+    }
+    let method = request.method().clone();
+    if path.starts_with("/api/")
+        && let Err(refusal) =
+            guard::check_body(&method, request.headers(), shared.bounds.max_body_bytes)
+    {
+        return refused(&refusal);
+    }
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    match (method.clone(), segments.as_slice()) {
+        (Method::GET, [""]) => asset(assets::INDEX_HTML, "text/html; charset=utf-8"),
+        (Method::GET, ["assets", "app.js"]) => {
+            asset(assets::APP_JS, "text/javascript; charset=utf-8")
+        }
+        (Method::GET, ["assets", "style.css"]) => {
+            asset(assets::STYLE_CSS, "text/css; charset=utf-8")
+        }
+        (Method::GET, ["api", "state"]) => {
+            let room = query_value(&query, "room").unwrap_or_else(|| super::DEFAULT_ROOM.into());
+            match shared.state.snapshot(&room) {
+                Ok(mut snapshot) => {
+                    snapshot["operator"] =
+                        json!({"id": shared.operator.id, "name": shared.operator.name});
+                    json_response(StatusCode::OK, &snapshot)
+                }
+                Err(error) => error_response(StatusCode::NOT_FOUND, &error.to_string()),
+            }
+        }
+        (Method::GET, ["api", "events"]) => {
+            let after = request
+                .headers()
+                .get("last-event-id")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .or_else(|| query_value(&query, "after").and_then(|v| v.parse().ok()));
+            sse::stream(shared, after)
+        }
+        (Method::GET, ["api", "messages", id, "answer.md"]) => match shared.state.attachment(id) {
+            Some(file) => {
+                let mut response = asset_owned(file.content, file.media_type);
+                let disposition = format!("attachment; filename=\"{}\"", file.name);
+                if let Ok(value) = HeaderValue::try_from(disposition) {
+                    response.headers_mut().insert(CONTENT_DISPOSITION, value);
+                }
+                response
+            }
+            None => error_response(StatusCode::NOT_FOUND, "that message has no attachment"),
+        },
+        (Method::POST, ["api", "messages"]) => match read_json::<Send>(shared, request).await {
+            Ok(send) => send_message(shared, &send),
+            Err(refusal) => refused(&refusal),
+        },
+        (Method::POST, ["api", "messages", id, "edit"]) => {
+            let id = (*id).to_owned();
+            match read_json::<Edit>(shared, request).await {
+                Ok(edit) => edit_message(shared, &id, &edit.text),
+                Err(refusal) => refused(&refusal),
+            }
+        }
+        (Method::POST, ["api", "press"]) => match read_json::<Press>(shared, request).await {
+            Ok(press) => press_button(shared, &press),
+            Err(refusal) => refused(&refusal),
+        },
+        (Method::POST, ["api", "rooms"]) => match read_json::<NewRoom>(shared, request).await {
+            Ok(room) => match shared.state.create_room(&room.name) {
+                Ok(()) => json_response(StatusCode::CREATED, &json!({"name": room.name})),
+                Err(error) => error_response(StatusCode::BAD_REQUEST, &error.to_string()),
+            },
+            Err(refusal) => refused(&refusal),
+        },
+        (_, ["" | "api" | "assets", ..]) if known_path(&segments) => {
+            error_response(StatusCode::METHOD_NOT_ALLOWED, "method not allowed")
+        }
+        _ => error_response(StatusCode::NOT_FOUND, "not found"),
+    }
+}
+
+fn known_path(segments: &[&str]) -> bool {
+    matches!(
+        segments,
+        [""] | ["assets", "app.js" | "style.css"]
+            | ["api", "state" | "events" | "messages" | "press" | "rooms"]
+            | ["api", "messages", _, "answer.md" | "edit"]
+    )
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Send {
+    room: String,
+    #[serde(default)]
+    thread: Option<String>,
+    text: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Edit {
+    text: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Press {
+    message: String,
+    action: String,
+    token: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewRoom {
+    name: String,
+}
+
+fn send_message(shared: &Arc<Shared>, send: &Send) -> Response<Body> {
+    let reservation = match shared.intake.reserve() {
+        Ok(reservation) => reservation,
+        Err(error) => return busy(error),
+    };
+    match shared.state.add_user(
+        &shared.operator,
+        &send.room,
+        send.thread.as_deref(),
+        &send.text,
+    ) {
+        Ok((id, place)) => {
+            reservation.send(
+                Event {
+                    place,
+                    author: shared.operator.clone(),
+                    message_id: id.clone(),
+                    revision: 0,
+                    kind: EventKind::Message {
+                        text: send.text.clone(),
+                    },
+                },
+                outbox(shared),
+            );
+            json_response(StatusCode::ACCEPTED, &json!({"id": id}))
+        }
+        Err(error) => error_response(StatusCode::BAD_REQUEST, &error.to_string()),
+    }
+}
+
+fn edit_message(shared: &Arc<Shared>, id: &str, text: &str) -> Response<Body> {
+    let reservation = match shared.intake.reserve() {
+        Ok(reservation) => reservation,
+        Err(error) => return busy(error),
+    };
+    match shared.state.edit_user(&shared.operator, id, text) {
+        Ok((place, revision)) => {
+            reservation.send(
+                Event {
+                    place,
+                    author: shared.operator.clone(),
+                    message_id: id.to_owned(),
+                    revision,
+                    kind: EventKind::Edited {
+                        text: text.to_owned(),
+                    },
+                },
+                outbox(shared),
+            );
+            json_response(
+                StatusCode::ACCEPTED,
+                &json!({"id": id, "revision": revision}),
+            )
+        }
+        Err(error) => error_response(StatusCode::BAD_REQUEST, &error.to_string()),
+    }
+}
+
+fn press_button(shared: &Arc<Shared>, press: &Press) -> Response<Body> {
+    let Some(action) = Action::parse(&press.action) else {
+        return error_response(StatusCode::BAD_REQUEST, "unknown button action");
+    };
+    // Only a button the console showed can be pressed: the page cannot invent one.
+    let Some(place) = shared.state.has_button(&press.message, &press.token) else {
+        return error_response(
+            StatusCode::NOT_FOUND,
+            "that button is no longer shown; send the command again",
+        );
+    };
+    let reservation = match shared.intake.reserve() {
+        Ok(reservation) => reservation,
+        Err(error) => return busy(error),
+    };
+    reservation.send(
+        Event {
+            place,
+            author: shared.operator.clone(),
+            message_id: press.message.clone(),
+            revision: 0,
+            kind: EventKind::Pressed {
+                action,
+                token: press.token.clone(),
+            },
+        },
+        outbox(shared),
+    );
+    json_response(StatusCode::ACCEPTED, &json!({}))
+}
+
+fn outbox(shared: &Arc<Shared>) -> Arc<dyn Outbox> {
+    Arc::clone(&shared.outbox) as Arc<dyn Outbox>
+}
+
+fn busy(error: IntakeError) -> Response<Body> {
+    error_response(StatusCode::SERVICE_UNAVAILABLE, &error.to_string())
+}
+
+/// Reads a JSON body of at most the console's bound, within [`BODY_TIMEOUT`].
+async fn read_json<T: serde::de::DeserializeOwned>(
+    shared: &Shared,
+    request: Request<Incoming>,
+) -> Result<T, Refusal> {
+    let limited = Limited::new(request.into_body(), shared.bounds.max_body_bytes);
+    let bytes = match tokio::time::timeout(BODY_TIMEOUT, limited.collect()).await {
+        Err(_) => {
+            return Err(Refusal::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "the request body was not sent in time",
+            ));
+        }
+        Ok(Err(error)) => {
+            return Err(if error.is::<http_body_util::LengthLimitError>() {
+                guard::too_large()
+            } else {
+                Refusal::new(
+                    StatusCode::BAD_REQUEST,
+                    "the request body could not be read",
+                )
+            });
+        }
+        Ok(Ok(collected)) => collected.to_bytes(),
+    };
+    serde_json::from_slice(&bytes).map_err(|_| {
+        Refusal::new(
+            StatusCode::BAD_REQUEST,
+            "the body is not the JSON object this endpoint takes",
+        )
+    })
+}
+
+/// The first visit: the token moves into the cookie and out of the address bar.
+fn enter(shared: &Shared) -> Response<Body> {
+    let mut response = empty(StatusCode::SEE_OTHER);
+    response
+        .headers_mut()
+        .insert(LOCATION, HeaderValue::from_static("/"));
+    let cookie = format!(
+        "{}={}; HttpOnly; SameSite=Strict; Path=/",
+        guard::cookie_name(shared.port),
+        shared.token.expose()
+    );
+    if let Ok(value) = HeaderValue::try_from(cookie) {
+        response.headers_mut().insert(SET_COOKIE, value);
+    }
+    response
+}
+
+/// The value of `name` in a query string, as written (console values need no decoding).
+fn query_value(query: &str, name: &str) -> Option<String> {
+    query
+        .split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .find(|(key, _)| *key == name)
+        .map(|(_, value)| value.to_owned())
+}
+
+/// Headers every response carries: no caching, no sniffing, no framing, no referrer.
+pub(crate) fn secure(mut response: Response<Body>) -> Response<Body> {
+    let headers = response.headers_mut();
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert("x-frame-options", HeaderValue::from_static("DENY"));
+    headers.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+    headers.insert(
+        "content-security-policy",
+        HeaderValue::from_static(
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' https: http: data:; \
+             media-src https: http:; connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'",
+        ),
+    );
+    response
+}
+
+fn body(bytes: impl Into<Bytes>) -> Body {
+    Full::new(bytes.into()).boxed_unsync()
+}
+
+fn empty(status: StatusCode) -> Response<Body> {
+    let mut response = Response::new(body(Bytes::new()));
+    *response.status_mut() = status;
+    secure(response)
+}
+
+fn asset(content: &'static str, media_type: &'static str) -> Response<Body> {
+    let mut response = Response::new(body(content));
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(media_type));
+    secure(response)
+}
+
+fn asset_owned(content: String, media_type: &'static str) -> Response<Body> {
+    let mut response = Response::new(body(content));
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(media_type));
+    secure(response)
+}
+
+pub(crate) fn json_response(status: StatusCode, value: &Value) -> Response<Body> {
+    let mut response = Response::new(body(value.to_string()));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    secure(response)
+}
+
+pub(crate) fn error_response(status: StatusCode, message: &str) -> Response<Body> {
+    json_response(status, &json!({"error": message}))
+}
+
+fn refused(refusal: &Refusal) -> Response<Body> {
+    error_response(refusal.status, refusal.message)
+}

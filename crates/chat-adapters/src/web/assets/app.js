@@ -1,0 +1,428 @@
+// The Yetibot console page. It keeps no state of its own beyond what the server sends:
+// a snapshot of the room from /api/state, then updates from /api/events. Every piece of
+// text from the server is put into the page as text nodes; Markdown is turned into
+// elements here, never into HTML strings, so an answer cannot inject markup or script.
+"use strict";
+
+(function () {
+  const state = {
+    room: "general",
+    rooms: [],
+    messages: new Map(), // id -> message JSON
+    seq: 0,
+    thread: null, // the open thread's root ID
+    operator: null,
+    source: null,
+    history: [],
+    historyAt: 0,
+  };
+
+  const $ = (id) => document.getElementById(id);
+
+  function el(tag, attrs, children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs || {})) {
+      if (value === undefined || value === null || value === false) continue;
+      if (key === "text") node.textContent = value;
+      else if (key === "class") node.className = value;
+      else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+      else node.setAttribute(key, value === true ? "" : String(value));
+    }
+    for (const child of children || []) {
+      if (child !== null && child !== undefined) node.append(child);
+    }
+    return node;
+  }
+
+  // ----- Markdown, as elements -----
+
+  function safeUrl(url) {
+    return /^https?:\/\//i.test(url) ? url : null;
+  }
+
+  const INLINE = [
+    { re: /`([^`]+)`/, make: (m) => el("code", { text: m[1] }) },
+    { re: /\*\*([^*]+)\*\*/, make: (m) => el("strong", {}, inline(m[1])) },
+    { re: /__([^_]+)__/, make: (m) => el("strong", {}, inline(m[1])) },
+    { re: /~~([^~]+)~~/, make: (m) => el("del", {}, inline(m[1])) },
+    { re: /\*([^*\s][^*]*)\*/, make: (m) => el("em", {}, inline(m[1])) },
+    { re: /(?:^|(?<=\W))_([^_\s][^_]*)_(?=\W|$)/, make: (m) => el("em", {}, inline(m[1])) },
+    {
+      re: /\[([^\]]+)\]\(([^)\s]+)\)/,
+      make: (m) => {
+        const href = safeUrl(m[2]);
+        return href
+          ? el("a", { href, rel: "noopener noreferrer", target: "_blank" }, inline(m[1]))
+          : document.createTextNode(m[0]);
+      },
+    },
+    {
+      re: /<?(https?:\/\/[^\s<>]+[^\s<>.,;:!?)\]'"])>?/,
+      make: (m) => el("a", { href: m[1], rel: "noopener noreferrer", target: "_blank", text: m[1] }),
+    },
+  ];
+
+  // Inline Markdown: the earliest match of any rule wins, then the rest of the text.
+  function inline(text) {
+    const out = [];
+    let rest = text;
+    while (rest.length > 0) {
+      let best = null;
+      for (const rule of INLINE) {
+        const m = rule.re.exec(rest);
+        if (m && (best === null || m.index < best.m.index)) best = { m, rule };
+      }
+      if (best === null) {
+        out.push(document.createTextNode(rest));
+        break;
+      }
+      if (best.m.index > 0) out.push(document.createTextNode(rest.slice(0, best.m.index)));
+      out.push(best.rule.make(best.m));
+      rest = rest.slice(best.m.index + best.m[0].length);
+    }
+    return out;
+  }
+
+  function splitRow(line) {
+    let row = line.trim();
+    if (row.startsWith("|")) row = row.slice(1);
+    if (row.endsWith("|") && !row.endsWith("\\|")) row = row.slice(0, -1);
+    return row.split(/(?<!\\)\|/).map((cell) => cell.trim().replace(/\\\|/g, "|"));
+  }
+
+  const TABLE_RULE = /^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$/;
+
+  function markdown(text) {
+    const lines = text.replace(/\r\n?/g, "\n").split("\n");
+    const blocks = [];
+    let paragraph = [];
+    const flush = () => {
+      if (paragraph.length === 0) return;
+      const p = el("p");
+      paragraph.forEach((line, i) => {
+        if (i > 0) p.append(el("br"));
+        p.append(...inline(line));
+      });
+      blocks.push(p);
+      paragraph = [];
+    };
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i];
+      const fence = /^\s*```\s*([\w+-]*)\s*$/.exec(line);
+      if (fence) {
+        flush();
+        const code = [];
+        i++;
+        while (i < lines.length && !/^\s*```\s*$/.test(lines[i])) code.push(lines[i++]);
+        blocks.push(el("pre", {}, [el("code", { text: code.join("\n"), "data-lang": fence[1] || null })]));
+        continue;
+      }
+      const heading = /^(#{1,6})\s+(.*)$/.exec(line);
+      if (heading) {
+        flush();
+        const level = Math.min(6, heading[1].length + 2);
+        blocks.push(el("h" + level, {}, inline(heading[2])));
+        continue;
+      }
+      if (line.includes("|") && i + 1 < lines.length && TABLE_RULE.test(lines[i + 1])) {
+        flush();
+        const head = splitRow(line);
+        const rows = [];
+        i += 2;
+        while (i < lines.length && lines[i].includes("|") && lines[i].trim() !== "") rows.push(splitRow(lines[i++]));
+        i--;
+        const table = el("table", {}, [
+          el("thead", {}, [el("tr", {}, head.map((cell) => el("th", { scope: "col" }, inline(cell))))]),
+          el("tbody", {}, rows.map((row) => el("tr", {}, head.map((_, c) => el("td", {}, inline(row[c] || "")))))),
+        ]);
+        blocks.push(table);
+        continue;
+      }
+      const bullet = /^\s*([-*+]|\d+[.)])\s+(.*)$/.exec(line);
+      if (bullet) {
+        flush();
+        const ordered = /\d/.test(bullet[1]);
+        const items = [];
+        while (i < lines.length) {
+          const item = /^\s*([-*+]|\d+[.)])\s+(.*)$/.exec(lines[i]);
+          if (!item || /\d/.test(item[1]) !== ordered) break;
+          items.push(el("li", {}, inline(item[2])));
+          i++;
+        }
+        i--;
+        blocks.push(el(ordered ? "ol" : "ul", {}, items));
+        continue;
+      }
+      const quote = /^\s*>\s?(.*)$/.exec(line);
+      if (quote) {
+        flush();
+        blocks.push(el("blockquote", {}, inline(quote[1])));
+        continue;
+      }
+      if (line.trim() === "") flush();
+      else paragraph.push(line);
+    }
+    flush();
+    return blocks;
+  }
+
+  // ----- Rendering -----
+
+  function isMedia(url) {
+    return /\.(mp4|webm|mov)(\?|#|$)/i.test(url) ? "video" : "image";
+  }
+
+  function renderMessage(m) {
+    const classes = ["message", m.author.bot ? "bot" : "user", m.role];
+    if (m.error) classes.push("error");
+    const body = el("div", { class: "body" }, m.text ? markdown(m.text) : []);
+    if (m.media && safeUrl(m.media)) {
+      body.append(
+        isMedia(m.media) === "video"
+          ? el("video", { src: m.media, controls: true, preload: "metadata" })
+          : el("img", { src: m.media, alt: "Image from the answer", loading: "lazy" })
+      );
+    }
+    if (m.attachment) {
+      body.append(
+        el("a", {
+          class: "download",
+          href: "/api/messages/" + encodeURIComponent(m.id) + "/answer.md",
+          download: m.attachment.name,
+          text: "Download " + m.attachment.name + " (" + m.attachment.bytes + " bytes)",
+        })
+      );
+    }
+    const children = [
+      el("div", { class: "meta" }, [
+        el("span", { class: "author", text: m.author.name }),
+        m.revision > 0 && m.role === "user" ? el("span", { text: "(edited)" }) : null,
+      ]),
+      body,
+    ];
+    if (m.caption) children.push(el("div", { class: "caption", text: m.caption }));
+    if (m.buttons.length > 0) {
+      children.push(
+        el(
+          "div",
+          { class: "actions", role: "group", "aria-label": "Answer actions" },
+          m.buttons.map((b) =>
+            el("button", {
+              type: "button",
+              text: b.label,
+              "data-action": b.action,
+              onclick: () => press(m.id, b),
+            })
+          )
+        )
+      );
+    }
+    const links = [];
+    if (!m.thread && m.role !== "status") {
+      const label = m.replies > 0 ? "Thread (" + m.replies + ")" : "Reply in thread";
+      links.push(el("button", { type: "button", text: label, onclick: () => openThread(m.id) }));
+    }
+    if (m.role === "user" && state.operator && m.author.id === state.operator.id) {
+      links.push(el("button", { type: "button", text: "Edit", onclick: (e) => startEdit(e.target, m) }));
+    }
+    if (links.length > 0) children.push(el("div", { class: "links" }, links));
+    return el("li", { class: classes.join(" "), "data-id": m.id, "data-role": m.role }, children);
+  }
+
+  function render() {
+    const rooms = $("rooms");
+    rooms.replaceChildren(
+      ...state.rooms.map((name) =>
+        el("li", {}, [
+          el("button", {
+            type: "button",
+            text: "#" + name,
+            "aria-current": name === state.room ? "true" : "false",
+            onclick: () => switchRoom(name),
+          }),
+        ])
+      )
+    );
+    $("room-title").textContent = "#" + state.room;
+    const all = [...state.messages.values()];
+    const main = $("messages");
+    const stick = main.scrollHeight - main.scrollTop - main.clientHeight < 40;
+    main.replaceChildren(...all.filter((m) => !m.thread).map(renderMessage));
+    if (stick) main.scrollTop = main.scrollHeight;
+    const panel = $("thread");
+    if (state.thread && state.messages.has(state.thread)) {
+      panel.hidden = false;
+      const list = $("thread-messages");
+      list.replaceChildren(
+        ...[state.messages.get(state.thread), ...all.filter((m) => m.thread === state.thread)].map(renderMessage)
+      );
+      list.scrollTop = list.scrollHeight;
+    } else {
+      panel.hidden = true;
+    }
+  }
+
+  // ----- Server -----
+
+  function showError(text) {
+    $("error").textContent = text || "";
+  }
+
+  async function api(method, path, body) {
+    const response = await fetch(path, {
+      method,
+      headers: body === undefined ? {} : { "Content-Type": "application/json" },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: "same-origin",
+    });
+    const data = await response.json().catch(() => ({}));
+    if (!response.ok) throw new Error(data.error || "request failed (" + response.status + ")");
+    return data;
+  }
+
+  async function load() {
+    const snapshot = await api("GET", "/api/state?room=" + encodeURIComponent(state.room));
+    state.rooms = snapshot.rooms;
+    state.operator = snapshot.operator;
+    state.seq = snapshot.seq;
+    state.messages = new Map(snapshot.messages.map((m) => [m.id, m]));
+    render();
+    listen();
+  }
+
+  function apply(update) {
+    if (update.type === "room") {
+      if (!state.rooms.includes(update.name)) state.rooms.push(update.name);
+    } else if (update.type === "message") {
+      if (update.message.room === state.room) state.messages.set(update.message.id, update.message);
+    } else if (update.type === "deleted") {
+      state.messages.delete(update.id);
+    }
+  }
+
+  function listen() {
+    if (state.source) state.source.close();
+    const source = new EventSource("/api/events?after=" + state.seq);
+    state.source = source;
+    source.addEventListener("hello", () => {
+      $("connection").textContent = "connected";
+    });
+    source.addEventListener("update", (event) => {
+      state.seq = Number(event.lastEventId) || state.seq;
+      try {
+        apply(JSON.parse(event.data));
+      } catch (_) {
+        return;
+      }
+      render();
+    });
+    source.addEventListener("reset", () => {
+      load().catch((e) => showError(e.message));
+    });
+    source.onerror = () => {
+      // The browser reconnects by itself and resumes from the last update it saw.
+      $("connection").textContent = "reconnecting…";
+    };
+  }
+
+  async function send(text, thread) {
+    showError("");
+    await api("POST", "/api/messages", { room: state.room, thread: thread || null, text });
+  }
+
+  async function press(id, button) {
+    showError("");
+    try {
+      await api("POST", "/api/press", { message: id, action: button.action, token: button.token });
+    } catch (e) {
+      showError(e.message);
+    }
+  }
+
+  function startEdit(target, m) {
+    const box = el("textarea", { class: "edit-box", rows: 2, "aria-label": "Edit the message" });
+    box.value = m.text;
+    box.addEventListener("keydown", async (event) => {
+      if (event.key === "Enter" && !event.shiftKey) {
+        event.preventDefault();
+        try {
+          await api("POST", "/api/messages/" + encodeURIComponent(m.id) + "/edit", { text: box.value });
+        } catch (e) {
+          showError(e.message);
+        }
+      } else if (event.key === "Escape") {
+        render();
+      }
+    });
+    target.closest(".message").append(box);
+    box.focus();
+  }
+
+  function switchRoom(name) {
+    state.room = name;
+    state.thread = null;
+    load().catch((e) => showError(e.message));
+  }
+
+  function openThread(id) {
+    state.thread = id;
+    render();
+    $("thread-text").focus();
+  }
+
+  function composer(form, box, thread) {
+    const submit = async () => {
+      const text = box.value;
+      if (text.trim() === "") return;
+      try {
+        await send(text, thread());
+        state.history.push(text);
+        state.historyAt = state.history.length;
+        box.value = "";
+      } catch (e) {
+        showError(e.message);
+      }
+    };
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      submit();
+    });
+    box.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && !event.shiftKey) {
+        event.preventDefault();
+        submit();
+      } else if (event.key === "ArrowUp" && box.selectionStart === 0 && state.historyAt > 0) {
+        event.preventDefault();
+        state.historyAt -= 1;
+        box.value = state.history[state.historyAt];
+      } else if (event.key === "ArrowDown" && box.selectionEnd === box.value.length && state.historyAt < state.history.length) {
+        event.preventDefault();
+        state.historyAt += 1;
+        box.value = state.history[state.historyAt] || "";
+      }
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    composer($("composer"), $("composer-text"), () => null);
+    composer($("thread-composer"), $("thread-text"), () => state.thread);
+    $("thread-close").addEventListener("click", () => {
+      state.thread = null;
+      render();
+    });
+    $("new-room").addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const name = $("new-room-name").value.trim();
+      if (!name) return;
+      try {
+        await api("POST", "/api/rooms", { name });
+        $("new-room-name").value = "";
+        switchRoom(name);
+      } catch (e) {
+        showError(e.message);
+      }
+    });
+    load().catch((e) => showError(e.message));
+    $("composer-text").focus();
+  });
+})();

@@ -1,0 +1,353 @@
+//! The local web console: the bot's default adapter, a small page and JSON API served on
+//! the loopback interface only, to the operator who holds the access token.
+//!
+//! Every request passes [`guard`] first: a `Host` that is not a loopback name is refused
+//! (403, against DNS rebinding), so is a foreign or `null` `Origin` and a cross-site
+//! `Sec-Fetch-Site` (403, against cross-site requests), and any request without the token
+//! (401). The token reaches the browser once, in the URL printed at start; the first visit
+//! moves it into an `HttpOnly`, `SameSite=Strict` cookie and drops it from the address bar.
+//! API writes must be JSON (415) of at most 1 MiB (413). No CORS header is ever sent, and
+//! errors are JSON.
+//!
+//! The console's user is the local operator: every event carries the operator's configured
+//! identity, never anything the page sends. Conversations live in memory, bounded
+//! ([`ConsoleBounds`]), and pages follow them over server-sent events that resume by update
+//! number after a reconnect.
+
+mod api;
+mod assets;
+mod guard;
+mod sse;
+mod state;
+mod token;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
+use std::time::Duration;
+
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use crate::event::{Author, Place};
+use crate::fit::Limits;
+use crate::outbox::{
+    BoxFuture, HistoryError, HistoryLimits, HistoryMessage, Intake, Outbox, Posted, SendError,
+};
+use crate::reply::Outgoing;
+
+pub use state::DEFAULT_ROOM;
+pub use token::{AccessToken, TokenError};
+
+/// The console's default port.
+pub const DEFAULT_PORT: u16 = 3003;
+
+/// How long a client may take to send a request's head.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a client may take to send a request's body.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often an idle event stream sends a comment, so proxies and browsers keep it open.
+pub const PING_INTERVAL: Duration = Duration::from_secs(15);
+/// How long open connections may finish once the console stops.
+pub const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// The console's bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConsoleBounds {
+    /// The most rooms.
+    pub max_rooms: usize,
+    /// The most messages kept per room, threads included; older ones leave memory (the
+    /// history store keeps them).
+    pub max_room_messages: usize,
+    /// The largest request body.
+    pub max_body_bytes: usize,
+    /// The longest message the operator may send.
+    pub max_text_bytes: usize,
+    /// The most open event streams.
+    pub max_event_streams: usize,
+    /// The most open connections.
+    pub max_connections: usize,
+    /// How many updates a reconnecting page can catch up on before it must reload.
+    pub log_capacity: usize,
+}
+
+impl Default for ConsoleBounds {
+    fn default() -> Self {
+        Self {
+            max_rooms: 64,
+            max_room_messages: 2_000,
+            max_body_bytes: 1 << 20,
+            max_text_bytes: 64 * 1024,
+            max_event_streams: 16,
+            max_connections: 64,
+            log_capacity: 4_096,
+        }
+    }
+}
+
+/// How to run a console.
+#[derive(Debug, Clone)]
+pub struct ConsoleOptions {
+    /// Where to listen: a loopback address (`127.0.0.1:3003`, `[::1]:3003`).
+    pub addr: SocketAddr,
+    /// The access token.
+    pub token: AccessToken,
+    /// The local operator, as whom every message is sent.
+    pub operator: Author,
+    /// The bot, as the author of its own messages.
+    pub bot: Author,
+    /// The connection name in [`Place`]s (`local`).
+    pub connection: String,
+    /// The bounds.
+    pub bounds: ConsoleBounds,
+}
+
+/// Why the console could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ConsoleError {
+    /// The address is not a loopback address.
+    #[error("the web console listens only on a loopback address (127.0.0.1 or [::1]), not {0}")]
+    NotLoopback(std::net::IpAddr),
+    /// The address could not be bound (in use, or not permitted).
+    #[error("the web console cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// No access token could be made.
+    #[error(transparent)]
+    Token(#[from] TokenError),
+}
+
+/// What the request handlers share.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) state: Arc<state::State>,
+    pub(crate) token: AccessToken,
+    pub(crate) operator: Author,
+    pub(crate) intake: Intake,
+    pub(crate) outbox: Arc<ConsoleOutbox>,
+    pub(crate) port: u16,
+    pub(crate) bounds: ConsoleBounds,
+    pub(crate) streams: AtomicUsize,
+    pub(crate) closing: watch::Receiver<bool>,
+}
+
+/// A console bound to its address, ready to [`serve`](Console::serve).
+#[derive(Debug)]
+pub struct Console {
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    addr: SocketAddr,
+    closing: watch::Sender<bool>,
+}
+
+impl Console {
+    /// Binds the console's address. Messages the operator sends go to `intake`.
+    ///
+    /// # Errors
+    ///
+    /// [`ConsoleError::NotLoopback`] for any address other than a loopback one, before
+    /// anything is bound; [`ConsoleError::Bind`] when it cannot be bound.
+    pub async fn bind(options: ConsoleOptions, intake: Intake) -> Result<Self, ConsoleError> {
+        if !options.addr.ip().is_loopback() {
+            return Err(ConsoleError::NotLoopback(options.addr.ip()));
+        }
+        let listener =
+            TcpListener::bind(options.addr)
+                .await
+                .map_err(|source| ConsoleError::Bind {
+                    addr: options.addr,
+                    source,
+                })?;
+        let addr = listener.local_addr().map_err(|source| ConsoleError::Bind {
+            addr: options.addr,
+            source,
+        })?;
+        let state = Arc::new(state::State::new(
+            options.bounds,
+            AccessToken::nonce()?,
+            options.connection,
+            options.bot,
+        ));
+        let (closing, closing_rx) = watch::channel(false);
+        let shared = Arc::new(Shared {
+            outbox: Arc::new(ConsoleOutbox {
+                state: Arc::clone(&state),
+            }),
+            state,
+            token: options.token,
+            operator: options.operator,
+            intake,
+            port: addr.port(),
+            bounds: options.bounds,
+            streams: AtomicUsize::new(0),
+            closing: closing_rx,
+        });
+        Ok(Self {
+            listener,
+            shared,
+            addr,
+            closing,
+        })
+    }
+
+    /// The address it listens on.
+    #[must_use]
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The URL that opens the console, token included: print it once for the operator.
+    #[must_use]
+    pub fn url(&self) -> String {
+        format!("http://{}/?token={}", self.addr, self.shared.token.expose())
+    }
+
+    /// Where the bot's answers to console messages go (the same outbox every console event
+    /// carries).
+    #[must_use]
+    pub fn outbox(&self) -> Arc<dyn Outbox> {
+        Arc::clone(&self.shared.outbox) as Arc<dyn Outbox>
+    }
+
+    /// Serves requests until `stop` completes, then stops accepting, ends the event streams
+    /// and gives open requests [`STOP_GRACE`] to finish before dropping them. Every
+    /// connection runs on a task this future owns: none outlives it.
+    pub async fn serve(self, stop: impl std::future::Future<Output = ()>) {
+        let Self {
+            listener,
+            shared,
+            closing,
+            ..
+        } = self;
+        let mut connections = JoinSet::new();
+        tokio::pin!(stop);
+        loop {
+            tokio::select! {
+                () = &mut stop => break,
+                Some(_) = connections.join_next(), if !connections.is_empty() => {}
+                accepted = listener.accept() => {
+                    let Ok((stream, _)) = accepted else { continue };
+                    if connections.len() >= shared.bounds.max_connections {
+                        // Over the bound the connection is closed unanswered.
+                        drop(stream);
+                        continue;
+                    }
+                    let shared = Arc::clone(&shared);
+                    let mut closing = shared.closing.clone();
+                    connections.spawn(async move {
+                        let service = hyper::service::service_fn(move |request| {
+                            let shared = Arc::clone(&shared);
+                            async move {
+                                Ok::<_, std::convert::Infallible>(api::handle(&shared, request).await)
+                            }
+                        });
+                        let connection = hyper::server::conn::http1::Builder::new()
+                            .timer(TokioTimer::new())
+                            .header_read_timeout(HEADER_TIMEOUT)
+                            .serve_connection(TokioIo::new(stream), service);
+                        tokio::pin!(connection);
+                        tokio::select! {
+                            _ = connection.as_mut() => return,
+                            _ = closing.wait_for(|closing| *closing) => {}
+                        }
+                        // Stopping: finish the request in flight, then close (an idle
+                        // keep-alive connection closes at once).
+                        connection.as_mut().graceful_shutdown();
+                        let _ = connection.await;
+                    });
+                }
+            }
+        }
+        drop(listener);
+        closing.send_replace(true);
+        let drain = async { while connections.join_next().await.is_some() {} };
+        if tokio::time::timeout(STOP_GRACE, drain).await.is_err() {
+            connections.abort_all();
+            while connections.join_next().await.is_some() {}
+        }
+    }
+}
+
+/// The console's [`Outbox`]: the bot's messages go into the console's state, which the pages
+/// follow.
+#[derive(Debug)]
+pub(crate) struct ConsoleOutbox {
+    state: Arc<state::State>,
+}
+
+impl Outbox for ConsoleOutbox {
+    fn limits(&self) -> Limits {
+        Limits::WEB
+    }
+
+    fn post<'a>(
+        &'a self,
+        place: &'a Place,
+        messages: Vec<Outgoing>,
+    ) -> BoxFuture<'a, Result<Posted, SendError>> {
+        Box::pin(async move {
+            let ids = self.state.post(place, messages).ok_or(SendError::Gone)?;
+            Ok(Posted {
+                place: place.clone(),
+                ids,
+            })
+        })
+    }
+
+    fn replace<'a>(
+        &'a self,
+        posted: &'a Posted,
+        messages: Vec<Outgoing>,
+    ) -> BoxFuture<'a, Result<Posted, SendError>> {
+        Box::pin(async move {
+            let mut ids = Vec::with_capacity(messages.len());
+            let mut old = posted.ids.iter();
+            let mut extra = Vec::new();
+            for message in messages {
+                match old.next() {
+                    Some(id) if self.state.replace(id, message.clone()) => ids.push(id.clone()),
+                    _ => extra.push(message),
+                }
+            }
+            for id in old {
+                self.state.delete(id);
+            }
+            if !extra.is_empty() {
+                ids.extend(
+                    self.state
+                        .post(&posted.place, extra)
+                        .ok_or(SendError::Gone)?,
+                );
+            }
+            Ok(Posted {
+                place: posted.place.clone(),
+                ids,
+            })
+        })
+    }
+
+    fn delete<'a>(&'a self, posted: &'a Posted) -> BoxFuture<'a, Result<(), SendError>> {
+        Box::pin(async move {
+            for id in &posted.ids {
+                self.state.delete(id);
+            }
+            Ok(())
+        })
+    }
+
+    fn thread_history<'a>(
+        &'a self,
+        place: &'a Place,
+        before: &'a str,
+        limits: HistoryLimits,
+    ) -> BoxFuture<'a, Result<Vec<HistoryMessage>, HistoryError>> {
+        Box::pin(async move { self.state.thread_history(place, before, limits) })
+    }
+}

@@ -1,0 +1,117 @@
+//! The console's live updates as server-sent events: a `hello` event first, then every
+//! update numbered by its sequence (the `id` a reconnecting browser sends back as
+//! `Last-Event-ID`), ping comments while idle, and `reset` when a page fell too far behind
+//! to catch up and must reload.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use bytes::Bytes;
+use http::header::CONTENT_TYPE;
+use http::{HeaderValue, Response, StatusCode};
+use http_body_util::{BodyExt, StreamBody};
+use hyper::body::Frame;
+use serde_json::json;
+use tokio::sync::watch;
+
+use super::api::{Body, error_response, secure};
+use super::state::{Catchup, State};
+use super::{PING_INTERVAL, Shared};
+
+/// Counts an open stream for as long as it lives.
+struct Slot(Arc<Shared>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.streams.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+struct Stream {
+    state: Arc<State>,
+    changes: watch::Receiver<u64>,
+    closing: watch::Receiver<bool>,
+    last: u64,
+    pending: VecDeque<Bytes>,
+    _slot: Slot,
+}
+
+/// The event stream for a page that has seen updates up to `after` (`None`: a new page,
+/// which starts from now).
+pub(crate) fn stream(shared: &Arc<Shared>, after: Option<u64>) -> Response<Body> {
+    let open = shared.streams.fetch_add(1, Ordering::SeqCst);
+    let slot = Slot(Arc::clone(shared));
+    if open >= shared.bounds.max_event_streams {
+        drop(slot);
+        return error_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too many console pages are open; close one and reload",
+        );
+    }
+    let state = Arc::clone(&shared.state);
+    let now = state.seq();
+    let hello = json!({
+        "seq": now,
+        "operator": {"id": shared.operator.id, "name": shared.operator.name},
+    });
+    let mut pending = VecDeque::new();
+    pending.push_back(Bytes::from(format!("event: hello\ndata: {hello}\n\n")));
+    let stream = Stream {
+        changes: state.subscribe(),
+        closing: shared.closing.clone(),
+        last: after.unwrap_or(now),
+        state,
+        pending,
+        _slot: slot,
+    };
+    let frames = futures_util::stream::unfold(stream, next_frame);
+    let mut response = Response::new(StreamBody::new(frames).boxed_unsync());
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    secure(response)
+}
+
+async fn next_frame(mut stream: Stream) -> Option<(Result<Frame<Bytes>, Infallible>, Stream)> {
+    loop {
+        if let Some(bytes) = stream.pending.pop_front() {
+            return Some((Ok(Frame::data(bytes)), stream));
+        }
+        if *stream.closing.borrow() {
+            return None;
+        }
+        match stream.state.updates_after(stream.last) {
+            Catchup::Updates(updates) if !updates.is_empty() => {
+                for (seq, update) in updates {
+                    stream.last = seq;
+                    stream.pending.push_back(Bytes::from(format!(
+                        "id: {seq}\nevent: update\ndata: {update}\n\n"
+                    )));
+                }
+                continue;
+            }
+            Catchup::Updates(_) => {}
+            Catchup::Reset => {
+                stream.last = stream.state.seq();
+                stream.pending.push_back(Bytes::from(format!(
+                    "id: {}\nevent: reset\ndata: {{}}\n\n",
+                    stream.last
+                )));
+                continue;
+            }
+        }
+        tokio::select! {
+            changed = stream.changes.changed() => {
+                if changed.is_err() {
+                    return None;
+                }
+            }
+            _ = stream.closing.changed() => return None,
+            () = tokio::time::sleep(PING_INTERVAL) => {
+                stream.pending.push_back(Bytes::from_static(b": ping\n\n"));
+            }
+        }
+    }
+}

@@ -1,0 +1,689 @@
+//! The console's conversations, in memory and bounded: rooms, their messages and threads,
+//! and a numbered log of every change, which live pages follow and resume from.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Mutex, PoisonError};
+
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use crate::event::{Author, Place};
+use crate::outbox::{HistoryError, HistoryLimits, HistoryMessage};
+use crate::reply::{Attachment, Button, Outgoing, Role};
+
+use super::ConsoleBounds;
+
+/// The room every console starts with.
+pub const DEFAULT_ROOM: &str = "general";
+
+/// Why a change was refused; the texts are shown to the operator as they are.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum StateError {
+    #[error("there is no room of that name")]
+    NoRoom,
+    #[error("there is no message with that ID in this room")]
+    NoMessage,
+    #[error("threads start at a message of the room itself, not inside another thread")]
+    NotAThreadRoot,
+    #[error("only your own messages can be edited")]
+    NotEditable,
+    #[error("a message must not be blank")]
+    Blank,
+    #[error("a message may have at most {0} bytes")]
+    TooLong(usize),
+    #[error("a room name is 1 to 32 characters of a-z, 0-9, - and _")]
+    BadRoomName,
+    #[error("there are already {0} rooms")]
+    TooManyRooms(usize),
+}
+
+/// Who wrote a message and what it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    User,
+    Bot(Role),
+}
+
+#[derive(Debug, Clone)]
+struct Message {
+    id: String,
+    room: String,
+    thread: Option<String>,
+    author: Author,
+    kind: Kind,
+    text: String,
+    media: Option<String>,
+    caption: Option<String>,
+    buttons: Vec<Button>,
+    attachment: Option<Attachment>,
+    error: bool,
+    revision: u32,
+    replies: usize,
+}
+
+impl Message {
+    fn to_json(&self) -> Value {
+        let role = match self.kind {
+            Kind::User => "user",
+            Kind::Bot(Role::Answer) => "answer",
+            Kind::Bot(Role::Status) => "status",
+            Kind::Bot(Role::Notice) => "notice",
+        };
+        json!({
+            "id": self.id,
+            "room": self.room,
+            "thread": self.thread,
+            "author": {"id": self.author.id, "name": self.author.name, "bot": self.author.is_bot},
+            "role": role,
+            "text": self.text,
+            "media": self.media,
+            "caption": self.caption,
+            "buttons": self.buttons.iter().map(|b| json!({
+                "action": b.action.as_str(), "label": b.label(), "token": b.token,
+            })).collect::<Vec<_>>(),
+            "attachment": self.attachment.as_ref().map(|a| json!({
+                "name": a.name, "bytes": a.content.len(),
+            })),
+            "error": self.error,
+            "revision": self.revision,
+            "replies": self.replies,
+        })
+    }
+
+    fn place(&self, connection: &str) -> Place {
+        Place {
+            adapter: yetibot_conversation::AdapterKind::Web,
+            connection: connection.to_owned(),
+            room: self.room.clone(),
+            thread: self.thread.clone(),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Room {
+    name: String,
+    /// Message IDs, oldest first, threads included.
+    order: VecDeque<String>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    rooms: Vec<Room>,
+    messages: HashMap<String, Message>,
+    next_id: u64,
+    seq: u64,
+    /// `(seq, update JSON)`, oldest first.
+    log: VecDeque<(u64, String)>,
+}
+
+/// What a page that resumes after `seq` must do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Catchup {
+    /// Apply these updates, `(seq, JSON)`, in order.
+    Updates(Vec<(u64, String)>),
+    /// The log no longer reaches back that far: reload the state.
+    Reset,
+}
+
+/// The shared conversations of one console.
+#[derive(Debug)]
+pub(crate) struct State {
+    inner: Mutex<Inner>,
+    changed: watch::Sender<u64>,
+    bounds: ConsoleBounds,
+    /// Makes this process's message IDs differ from an earlier run's.
+    nonce: String,
+    /// The console's connection name in [`Place`]s.
+    connection: String,
+    bot: Author,
+}
+
+impl State {
+    pub(crate) fn new(
+        bounds: ConsoleBounds,
+        nonce: String,
+        connection: String,
+        bot: Author,
+    ) -> Self {
+        let inner = Inner {
+            rooms: vec![Room {
+                name: DEFAULT_ROOM.to_owned(),
+                order: VecDeque::new(),
+            }],
+            ..Inner::default()
+        };
+        Self {
+            inner: Mutex::new(inner),
+            changed: watch::channel(0).0,
+            bounds,
+            nonce,
+            connection,
+            bot,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Watches the newest update's number.
+    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+
+    /// Records an update and wakes the pages. Called with the lock held, so the log is in
+    /// order.
+    fn publish(&self, inner: &mut Inner, update: &Value) {
+        inner.seq += 1;
+        let seq = inner.seq;
+        inner.log.push_back((seq, update.to_string()));
+        while inner.log.len() > self.bounds.log_capacity {
+            inner.log.pop_front();
+        }
+        self.changed.send_replace(seq);
+    }
+
+    fn new_id(&self, inner: &mut Inner) -> String {
+        inner.next_id += 1;
+        format!("{}-{}", self.nonce, inner.next_id)
+    }
+
+    fn check_text(&self, text: &str) -> Result<(), StateError> {
+        if text.trim().is_empty() {
+            return Err(StateError::Blank);
+        }
+        if text.len() > self.bounds.max_text_bytes {
+            return Err(StateError::TooLong(self.bounds.max_text_bytes));
+        }
+        Ok(())
+    }
+
+    /// Adds `message` to its room, evicting the room's oldest messages past the bound.
+    fn insert(&self, inner: &mut Inner, message: Message) {
+        let room_name = message.room.clone();
+        let id = message.id.clone();
+        if let Some(root) = message
+            .thread
+            .as_ref()
+            .and_then(|t| inner.messages.get_mut(t))
+        {
+            root.replies += 1;
+        }
+        let update = json!({"type": "message", "message": message.to_json()});
+        inner.messages.insert(id.clone(), message);
+        let mut evicted = Vec::new();
+        if let Some(room) = inner.rooms.iter_mut().find(|r| r.name == room_name) {
+            room.order.push_back(id);
+            while room.order.len() > self.bounds.max_room_messages {
+                if let Some(old) = room.order.pop_front() {
+                    evicted.push(old);
+                }
+            }
+        }
+        for old in evicted {
+            inner.messages.remove(&old);
+        }
+        self.publish(inner, &update);
+    }
+
+    /// A message from the operator: its ID and place.
+    pub(crate) fn add_user(
+        &self,
+        author: &Author,
+        room: &str,
+        thread: Option<&str>,
+        text: &str,
+    ) -> Result<(String, Place), StateError> {
+        self.check_text(text)?;
+        let mut inner = self.lock();
+        if !inner.rooms.iter().any(|r| r.name == room) {
+            return Err(StateError::NoRoom);
+        }
+        if let Some(root) = thread {
+            match inner.messages.get(root) {
+                Some(m) if m.room == room && m.thread.is_none() => {}
+                Some(m) if m.room == room => return Err(StateError::NotAThreadRoot),
+                _ => return Err(StateError::NoMessage),
+            }
+        }
+        let id = self.new_id(&mut inner);
+        let message = Message {
+            id: id.clone(),
+            room: room.to_owned(),
+            thread: thread.map(str::to_owned),
+            author: author.clone(),
+            kind: Kind::User,
+            text: text.to_owned(),
+            media: None,
+            caption: None,
+            buttons: Vec::new(),
+            attachment: None,
+            error: false,
+            revision: 0,
+            replies: 0,
+        };
+        let place = message.place(&self.connection);
+        self.insert(&mut inner, message);
+        Ok((id, place))
+    }
+
+    /// Edits one of the operator's messages: its place and new revision.
+    pub(crate) fn edit_user(
+        &self,
+        author: &Author,
+        id: &str,
+        text: &str,
+    ) -> Result<(Place, u32), StateError> {
+        self.check_text(text)?;
+        let mut inner = self.lock();
+        let Some(message) = inner.messages.get_mut(id) else {
+            return Err(StateError::NoMessage);
+        };
+        if message.kind != Kind::User || message.author.id != author.id {
+            return Err(StateError::NotEditable);
+        }
+        message.text = text.to_owned();
+        message.revision = message.revision.saturating_add(1);
+        let (place, revision) = (message.place(&self.connection), message.revision);
+        let update = json!({"type": "message", "message": message.to_json()});
+        self.publish(&mut inner, &update);
+        Ok((place, revision))
+    }
+
+    /// Whether the message exists and carries a button with this token: a pressed button
+    /// must be one the page was shown.
+    pub(crate) fn has_button(&self, id: &str, token: &str) -> Option<Place> {
+        let inner = self.lock();
+        let message = inner.messages.get(id)?;
+        message
+            .buttons
+            .iter()
+            .any(|b| b.token == token)
+            .then(|| message.place(&self.connection))
+    }
+
+    /// Posts the bot's messages at `place`: their IDs.
+    pub(crate) fn post(&self, place: &Place, messages: Vec<Outgoing>) -> Option<Vec<String>> {
+        let mut inner = self.lock();
+        if !inner.rooms.iter().any(|r| r.name == place.room) {
+            return None;
+        }
+        if let Some(root) = &place.thread
+            && !inner.messages.contains_key(root)
+        {
+            return None;
+        }
+        let mut ids = Vec::with_capacity(messages.len());
+        for outgoing in messages {
+            let id = self.new_id(&mut inner);
+            ids.push(id.clone());
+            let message = self.bot_message(id, place, outgoing);
+            self.insert(&mut inner, message);
+        }
+        Some(ids)
+    }
+
+    fn bot_message(&self, id: String, place: &Place, outgoing: Outgoing) -> Message {
+        Message {
+            id,
+            room: place.room.clone(),
+            thread: place.thread.clone(),
+            author: self.bot.clone(),
+            kind: Kind::Bot(outgoing.role),
+            text: outgoing.text,
+            media: outgoing.media,
+            caption: outgoing.caption,
+            buttons: outgoing.buttons,
+            attachment: outgoing.attachment,
+            error: outgoing.error,
+            revision: 0,
+            replies: 0,
+        }
+    }
+
+    /// Replaces one of the bot's messages in place; `false` when it is gone.
+    pub(crate) fn replace(&self, id: &str, outgoing: Outgoing) -> bool {
+        let mut inner = self.lock();
+        let Some(old) = inner.messages.get(id) else {
+            return false;
+        };
+        if old.kind == Kind::User {
+            return false;
+        }
+        let place = old.place(&self.connection);
+        let mut message = self.bot_message(id.to_owned(), &place, outgoing);
+        message.revision = old.revision.saturating_add(1);
+        message.replies = old.replies;
+        let update = json!({"type": "message", "message": message.to_json()});
+        inner.messages.insert(id.to_owned(), message);
+        self.publish(&mut inner, &update);
+        true
+    }
+
+    /// Deletes one of the bot's messages; `false` when it is gone.
+    pub(crate) fn delete(&self, id: &str) -> bool {
+        let mut inner = self.lock();
+        let Some(message) = inner.messages.get(id) else {
+            return false;
+        };
+        if message.kind == Kind::User {
+            return false;
+        }
+        let room_name = message.room.clone();
+        let thread = message.thread.clone();
+        inner.messages.remove(id);
+        if let Some(root) = thread.as_ref().and_then(|t| inner.messages.get_mut(t)) {
+            root.replies = root.replies.saturating_sub(1);
+        }
+        if let Some(room) = inner.rooms.iter_mut().find(|r| r.name == room_name) {
+            room.order.retain(|m| m != id);
+        }
+        let update = json!({"type": "deleted", "id": id, "room": room_name, "thread": thread});
+        self.publish(&mut inner, &update);
+        true
+    }
+
+    /// Opens a room.
+    pub(crate) fn create_room(&self, name: &str) -> Result<(), StateError> {
+        let valid = (1..=32).contains(&name.len())
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_');
+        if !valid {
+            return Err(StateError::BadRoomName);
+        }
+        let mut inner = self.lock();
+        if inner.rooms.iter().any(|r| r.name == name) {
+            return Ok(());
+        }
+        if inner.rooms.len() >= self.bounds.max_rooms {
+            return Err(StateError::TooManyRooms(self.bounds.max_rooms));
+        }
+        inner.rooms.push(Room {
+            name: name.to_owned(),
+            order: VecDeque::new(),
+        });
+        let update = json!({"type": "room", "name": name});
+        self.publish(&mut inner, &update);
+        Ok(())
+    }
+
+    /// Everything a page shows of `room`: the room names, the room's messages (threads
+    /// included) and the update number they reflect.
+    pub(crate) fn snapshot(&self, room: &str) -> Result<Value, StateError> {
+        let inner = self.lock();
+        let Some(found) = inner.rooms.iter().find(|r| r.name == room) else {
+            return Err(StateError::NoRoom);
+        };
+        let messages: Vec<Value> = found
+            .order
+            .iter()
+            .filter_map(|id| inner.messages.get(id))
+            .map(Message::to_json)
+            .collect();
+        Ok(json!({
+            "seq": inner.seq,
+            "rooms": inner.rooms.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+            "room": room,
+            "messages": messages,
+        }))
+    }
+
+    /// The newest update's number.
+    pub(crate) fn seq(&self) -> u64 {
+        self.lock().seq
+    }
+
+    /// The updates after `seq`, or [`Catchup::Reset`] when the log no longer has them all.
+    pub(crate) fn updates_after(&self, seq: u64) -> Catchup {
+        let inner = self.lock();
+        if seq > inner.seq {
+            return Catchup::Reset;
+        }
+        let oldest = inner.log.front().map_or(inner.seq + 1, |(s, _)| *s);
+        if seq + 1 < oldest {
+            return Catchup::Reset;
+        }
+        Catchup::Updates(
+            inner
+                .log
+                .iter()
+                .filter(|(s, _)| *s > seq)
+                .cloned()
+                .collect(),
+        )
+    }
+
+    /// A message's attachment: its name and content.
+    pub(crate) fn attachment(&self, id: &str) -> Option<Attachment> {
+        self.lock().messages.get(id)?.attachment.clone()
+    }
+
+    /// The thread at `place` before message `before`, oldest first: the thread's first
+    /// message, then its replies. The transient status cards are left out.
+    pub(crate) fn thread_history(
+        &self,
+        place: &Place,
+        before: &str,
+        limits: HistoryLimits,
+    ) -> Result<Vec<HistoryMessage>, HistoryError> {
+        let Some(root) = &place.thread else {
+            return Ok(Vec::new());
+        };
+        let inner = self.lock();
+        let room = inner
+            .rooms
+            .iter()
+            .find(|r| r.name == place.room)
+            .ok_or(HistoryError::Unavailable("the room is gone"))?;
+        let mut out = Vec::new();
+        let mut bytes = 0usize;
+        for id in &room.order {
+            if id == before {
+                break;
+            }
+            let Some(message) = inner.messages.get(id) else {
+                continue;
+            };
+            let in_thread = id == root || message.thread.as_deref() == Some(root.as_str());
+            if !in_thread || message.kind == Kind::Bot(Role::Status) {
+                continue;
+            }
+            bytes = bytes.saturating_add(message.text.len());
+            if out.len() >= limits.max_messages || bytes > limits.max_bytes {
+                return Err(HistoryError::TooLong);
+            }
+            out.push(HistoryMessage {
+                author: message.author.name.clone(),
+                text: message.text.clone(),
+                from_bot: message.kind != Kind::User,
+            });
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(bounds: ConsoleBounds) -> State {
+        State::new(
+            bounds,
+            "n0".into(),
+            "local".into(),
+            Author {
+                id: "bot".into(),
+                name: "yetibot".into(),
+                is_bot: true,
+            },
+        )
+    }
+
+    fn operator() -> Author {
+        Author {
+            id: "local".into(),
+            name: "operator".into(),
+            is_bot: false,
+        }
+    }
+
+    #[test]
+    fn messages_threads_and_edits() {
+        let s = state(ConsoleBounds::default());
+        let (root, place) = s
+            .add_user(&operator(), DEFAULT_ROOM, None, "!echo hi")
+            .expect("root");
+        assert_eq!(place.thread, None);
+        let (_, in_thread) = s
+            .add_user(&operator(), DEFAULT_ROOM, Some(&root), "!ai more")
+            .expect("reply");
+        assert_eq!(in_thread.thread.as_deref(), Some(root.as_str()));
+        let posted = s
+            .post(&in_thread, vec![Outgoing::text(Role::Answer, "sure")])
+            .expect("posted");
+        let (_, reply_id) = (posted.len(), &posted[0]);
+        assert_eq!(
+            s.add_user(&operator(), DEFAULT_ROOM, Some(reply_id), "x"),
+            Err(StateError::NotAThreadRoot)
+        );
+        assert_eq!(
+            s.edit_user(&operator(), &root, "!echo ho").map(|(_, r)| r),
+            Ok(1)
+        );
+        assert_eq!(
+            s.edit_user(&operator(), reply_id, "mine now"),
+            Err(StateError::NotEditable)
+        );
+        assert_eq!(
+            s.add_user(&operator(), DEFAULT_ROOM, None, "   "),
+            Err(StateError::Blank)
+        );
+        assert_eq!(
+            s.add_user(&operator(), "nope", None, "x"),
+            Err(StateError::NoRoom)
+        );
+        let snapshot = s.snapshot(DEFAULT_ROOM).expect("snapshot");
+        assert_eq!(snapshot["messages"].as_array().map(Vec::len), Some(3));
+        assert_eq!(snapshot["messages"][0]["replies"], 2);
+        assert_eq!(snapshot["messages"][0]["revision"], 1);
+    }
+
+    #[test]
+    fn thread_history_is_the_root_and_replies_before_the_message() {
+        let s = state(ConsoleBounds::default());
+        let (root, _) = s
+            .add_user(&operator(), DEFAULT_ROOM, None, "first")
+            .expect("root");
+        let (_, elsewhere) = s
+            .add_user(&operator(), DEFAULT_ROOM, None, "other")
+            .expect("x");
+        s.post(
+            &elsewhere,
+            vec![Outgoing::text(Role::Answer, "not in thread")],
+        );
+        let (_, place) = s
+            .add_user(&operator(), DEFAULT_ROOM, Some(&root), "second")
+            .expect("reply");
+        s.post(&place, vec![Outgoing::text(Role::Answer, "bot says")]);
+        s.post(&place, vec![Outgoing::text(Role::Status, "Working…")]);
+        let (now, _) = s
+            .add_user(&operator(), DEFAULT_ROOM, Some(&root), "third")
+            .expect("now");
+        let limits = HistoryLimits {
+            max_messages: 10,
+            max_bytes: 1_000,
+        };
+        let history = s.thread_history(&place, &now, limits).expect("history");
+        let texts: Vec<(&str, bool)> = history
+            .iter()
+            .map(|m| (m.text.as_str(), m.from_bot))
+            .collect();
+        assert_eq!(
+            texts,
+            [("first", false), ("second", false), ("bot says", true)]
+        );
+        let tight = HistoryLimits {
+            max_messages: 2,
+            max_bytes: 1_000,
+        };
+        assert_eq!(
+            s.thread_history(&place, &now, tight),
+            Err(HistoryError::TooLong)
+        );
+        assert_eq!(
+            s.thread_history(&place.room_only(), &now, limits),
+            Ok(Vec::new())
+        );
+    }
+
+    #[test]
+    fn rooms_and_messages_stay_within_bounds() {
+        let s = state(ConsoleBounds {
+            max_rooms: 2,
+            max_room_messages: 3,
+            log_capacity: 4,
+            ..ConsoleBounds::default()
+        });
+        assert_eq!(s.create_room("Bad Name"), Err(StateError::BadRoomName));
+        assert_eq!(s.create_room(&"a".repeat(33)), Err(StateError::BadRoomName));
+        assert_eq!(s.create_room("ops"), Ok(()));
+        assert_eq!(s.create_room("ops"), Ok(()));
+        assert_eq!(s.create_room("more"), Err(StateError::TooManyRooms(2)));
+        for n in 0..5 {
+            s.add_user(&operator(), "ops", None, &format!("m{n}"))
+                .expect("message");
+        }
+        let snapshot = s.snapshot("ops").expect("snapshot");
+        let texts: Vec<&str> = snapshot["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m["text"].as_str())
+            .collect();
+        assert_eq!(texts, ["m2", "m3", "m4"]);
+        // Six updates so far (a room, five messages); the log keeps four.
+        assert_eq!(s.seq(), 6);
+        assert_eq!(s.updates_after(0), Catchup::Reset);
+        assert_eq!(s.updates_after(1), Catchup::Reset);
+        let Catchup::Updates(updates) = s.updates_after(2) else {
+            panic!("expected updates");
+        };
+        assert_eq!(
+            updates.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+            [3, 4, 5, 6]
+        );
+        assert_eq!(s.updates_after(6), Catchup::Updates(Vec::new()));
+        assert_eq!(s.updates_after(7), Catchup::Reset);
+        let too_long = "x".repeat(ConsoleBounds::default().max_text_bytes + 1);
+        assert!(matches!(
+            s.add_user(&operator(), "ops", None, &too_long),
+            Err(StateError::TooLong(_))
+        ));
+    }
+
+    #[test]
+    fn replace_and_delete_touch_only_bot_messages() {
+        let s = state(ConsoleBounds::default());
+        let (user, place) = s
+            .add_user(&operator(), DEFAULT_ROOM, None, "!x")
+            .expect("x");
+        let ids = s
+            .post(&place, vec![Outgoing::text(Role::Status, "Working…")])
+            .expect("posted");
+        assert!(s.replace(&ids[0], Outgoing::text(Role::Status, "Working… 1 call")));
+        assert!(!s.replace(&user, Outgoing::text(Role::Answer, "forged")));
+        assert!(!s.delete(&user));
+        assert!(s.delete(&ids[0]));
+        assert!(!s.delete(&ids[0]));
+        let missing = Place {
+            room: "gone".into(),
+            ..place
+        };
+        assert_eq!(
+            s.post(&missing, vec![Outgoing::text(Role::Answer, "x")]),
+            None
+        );
+    }
+}

@@ -1,0 +1,922 @@
+//! The web console over real loopback HTTP: every refusal rule with raw requests, the API,
+//! the event stream and its resumption, and the console's outbox.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use yetibot_chat_adapters::web::{AccessToken, Console, ConsoleBounds, ConsoleOptions};
+use yetibot_chat_adapters::{
+    Action, Author, Button, EventKind, Events, HistoryLimits, Incoming, Outbox, Outgoing, Role,
+    intake,
+};
+
+const TOKEN: &str = "test-token-0123456789abcdef0123456789abcdef";
+
+struct Running {
+    addr: SocketAddr,
+    events: Events,
+    outbox: Arc<dyn Outbox>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    served: tokio::task::JoinHandle<()>,
+}
+
+impl Running {
+    async fn start(bounds: ConsoleBounds, queue: usize) -> Self {
+        let (intake, events) = intake(queue);
+        let console = Console::bind(
+            ConsoleOptions {
+                addr: "127.0.0.1:0".parse().expect("addr"),
+                token: AccessToken::new(TOKEN).expect("token"),
+                operator: Author {
+                    id: "op-1".into(),
+                    name: "operator".into(),
+                    is_bot: false,
+                },
+                bot: Author {
+                    id: "yetibot".into(),
+                    name: "yetibot".into(),
+                    is_bot: true,
+                },
+                connection: "local".into(),
+                bounds,
+            },
+            intake,
+        )
+        .await
+        .expect("console binds");
+        let addr = console.local_addr();
+        let outbox = console.outbox();
+        assert_eq!(console.url(), format!("http://{addr}/?token={TOKEN}"));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let served = tokio::spawn(console.serve(async move {
+            let _ = stopped.await;
+        }));
+        Self {
+            addr,
+            events,
+            outbox,
+            stop: Some(stop),
+            served,
+        }
+    }
+
+    async fn default() -> Self {
+        Self::start(ConsoleBounds::default(), 16).await
+    }
+
+    fn host(&self) -> String {
+        self.addr.to_string()
+    }
+
+    fn cookie(&self) -> String {
+        format!("yetibot_console_{}={TOKEN}", self.addr.port())
+    }
+
+    /// A request with the right host and cookie plus `extra` headers.
+    async fn call(&self, method: &str, path: &str, body: Option<&Value>) -> Response {
+        let cookie = self.cookie();
+        let mut headers = vec![("Host", self.host()), ("Cookie", cookie)];
+        if body.is_some() {
+            headers.push(("Content-Type", "application/json".into()));
+        }
+        let body = body.map(Value::to_string).unwrap_or_default();
+        raw(self.addr, method, path, &headers, body.as_bytes()).await
+    }
+
+    async fn next_event(&mut self) -> Incoming {
+        tokio::time::timeout(Duration::from_secs(5), self.events.next())
+            .await
+            .expect("an event in time")
+            .expect("an event")
+    }
+
+    async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        tokio::time::timeout(Duration::from_secs(10), self.served)
+            .await
+            .expect("the console stops")
+            .expect("no panic");
+    }
+}
+
+#[derive(Debug)]
+struct Response {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Response {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|_| {
+            panic!("a JSON body, got {:?}", String::from_utf8_lossy(&self.body))
+        })
+    }
+}
+
+/// One HTTP/1.1 request on a new connection, read until the server closes it.
+async fn raw(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, String)],
+    body: &[u8],
+) -> Response {
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if !body.is_empty() || method == "POST" {
+        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).await.expect("write head");
+    stream.write_all(body).await.expect("write body");
+    read_response(&mut stream).await
+}
+
+async fn read_response(stream: &mut TcpStream) -> Response {
+    let mut bytes = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut bytes))
+        .await
+        .expect("the response in time")
+        .expect("read");
+    parse_response(&bytes)
+}
+
+fn parse_response(bytes: &[u8]) -> Response {
+    let split = bytes
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a response head");
+    let head = String::from_utf8_lossy(&bytes[..split]).into_owned();
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok())
+        .expect("a status");
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned()))
+        .collect();
+    let mut body = bytes[split + 4..].to_vec();
+    if headers
+        .iter()
+        .any(|(n, v)| n.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"))
+    {
+        body = dechunk(&body);
+    }
+    Response {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn dechunk(mut bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(end) = bytes.windows(2).position(|w| w == b"\r\n") {
+        let size =
+            usize::from_str_radix(String::from_utf8_lossy(&bytes[..end]).trim(), 16).unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        out.extend_from_slice(&bytes[end + 2..end + 2 + size]);
+        bytes = &bytes[end + 4 + size..];
+    }
+    out
+}
+
+fn assert_no_cors(response: &Response) {
+    assert!(
+        !response
+            .headers
+            .iter()
+            .any(|(n, _)| n.to_ascii_lowercase().starts_with("access-control-")),
+        "{:?}",
+        response.headers
+    );
+}
+
+#[tokio::test]
+async fn requests_without_the_token_get_401_in_json() {
+    let console = Running::default().await;
+    let host = console.host();
+    for (method, path) in [
+        ("GET", "/"),
+        ("GET", "/assets/app.js"),
+        ("GET", "/api/state"),
+        ("GET", "/api/events"),
+        ("POST", "/api/messages"),
+        ("GET", "/?token=wrong-token-0123456789abcdef0123456789"),
+    ] {
+        let r = raw(console.addr, method, path, &[("Host", host.clone())], b"").await;
+        assert_eq!(r.status, 401, "{method} {path}");
+        assert!(r.json()["error"].as_str().is_some());
+        assert_eq!(r.header("content-type"), Some("application/json"));
+        assert_no_cors(&r);
+    }
+    let wrong = raw(
+        console.addr,
+        "GET",
+        "/api/state",
+        &[
+            ("Host", host.clone()),
+            (
+                "Cookie",
+                format!("yetibot_console_{}=nope", console.addr.port()),
+            ),
+            ("Authorization", "Bearer also-wrong".into()),
+        ],
+        b"",
+    )
+    .await;
+    assert_eq!(wrong.status, 401);
+    console.stop().await;
+}
+
+#[tokio::test]
+async fn a_foreign_host_origin_or_fetch_site_gets_403_even_with_the_token() {
+    let console = Running::default().await;
+    let port = console.addr.port();
+    let cookie = console.cookie();
+    let cases: Vec<Vec<(&str, String)>> = vec![
+        vec![
+            ("Host", format!("evil.test:{port}")),
+            ("Cookie", cookie.clone()),
+        ],
+        vec![
+            ("Host", format!("127.0.0.1:{}", port.wrapping_add(1))),
+            ("Cookie", cookie.clone()),
+        ],
+        vec![("Cookie", cookie.clone())],
+        vec![
+            ("Host", console.host()),
+            ("Cookie", cookie.clone()),
+            ("Origin", "null".into()),
+        ],
+        vec![
+            ("Host", console.host()),
+            ("Cookie", cookie.clone()),
+            ("Origin", "http://evil.test".into()),
+        ],
+        vec![
+            ("Host", console.host()),
+            ("Cookie", cookie.clone()),
+            ("Origin", format!("https://{}", console.host())),
+        ],
+        vec![
+            ("Host", console.host()),
+            ("Cookie", cookie.clone()),
+            ("Sec-Fetch-Site", "cross-site".into()),
+        ],
+    ];
+    for headers in cases {
+        let r = raw(console.addr, "GET", "/api/state", &headers, b"").await;
+        assert_eq!(r.status, 403, "{headers:?}");
+        assert!(r.json()["error"].as_str().is_some());
+        assert_no_cors(&r);
+    }
+    // A foreign host with no token at all is still 403: the host is checked first.
+    let r = raw(
+        console.addr,
+        "GET",
+        "/",
+        &[("Host", format!("rebound.evil.test:{port}"))],
+        b"",
+    )
+    .await;
+    assert_eq!(r.status, 403);
+    // The same origin, and every loopback name, pass.
+    for host in [
+        console.host(),
+        format!("localhost:{port}"),
+        format!("LOCALHOST:{port}"),
+    ] {
+        let r = raw(
+            console.addr,
+            "GET",
+            "/api/state",
+            &[
+                ("Host", host.clone()),
+                ("Cookie", cookie.clone()),
+                ("Origin", format!("http://{host}")),
+                ("Sec-Fetch-Site", "same-origin".into()),
+            ],
+            b"",
+        )
+        .await;
+        assert_eq!(r.status, 200, "{host}");
+    }
+    console.stop().await;
+}
+
+#[tokio::test]
+async fn api_writes_must_be_json_and_at_most_one_mebibyte() {
+    let mut console = Running::default().await;
+    let base = vec![("Host", console.host()), ("Cookie", console.cookie())];
+    let body = json!({"room": "general", "text": "hi"}).to_string();
+    let plain = raw(
+        console.addr,
+        "POST",
+        "/api/messages",
+        &base,
+        body.as_bytes(),
+    )
+    .await;
+    assert_eq!(plain.status, 415);
+    let mut text = base.clone();
+    text.push(("Content-Type", "text/plain".into()));
+    let r = raw(
+        console.addr,
+        "POST",
+        "/api/messages",
+        &text,
+        body.as_bytes(),
+    )
+    .await;
+    assert_eq!(r.status, 415);
+    let mut json_headers = base.clone();
+    json_headers.push(("Content-Type", "application/json".into()));
+    let big = format!(
+        r#"{{"room":"general","text":"{}"}}"#,
+        "x".repeat((1 << 20) + 10)
+    );
+    let r = raw(
+        console.addr,
+        "POST",
+        "/api/messages",
+        &json_headers,
+        big.as_bytes(),
+    )
+    .await;
+    assert_eq!(r.status, 413);
+    assert_no_cors(&r);
+    // A chunked body that grows past the bound without declaring a length.
+    let mut stream = TcpStream::connect(console.addr).await.expect("connect");
+    let head = format!(
+        "POST /api/messages HTTP/1.1\r\nHost: {}\r\nCookie: {}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+        console.host(),
+        console.cookie()
+    );
+    stream.write_all(head.as_bytes()).await.expect("head");
+    let chunk = vec![b' '; 64 * 1024];
+    let mut refused = false;
+    for _ in 0..20 {
+        let frame = [format!("{:x}\r\n", chunk.len()).as_bytes(), &chunk, b"\r\n"].concat();
+        if stream.write_all(&frame).await.is_err() {
+            refused = true;
+            break;
+        }
+    }
+    let _ = stream.write_all(b"0\r\n\r\n").await;
+    let r = read_response(&mut stream).await;
+    assert_eq!(r.status, 413, "refused early: {refused}");
+    // Malformed JSON and unknown fields (such as an author) are refused with 400.
+    for bad in [
+        "{not json".to_owned(),
+        json!({"room": "general", "text": "hi", "author": "admin"}).to_string(),
+        json!({"room": "general"}).to_string(),
+    ] {
+        let r = raw(
+            console.addr,
+            "POST",
+            "/api/messages",
+            &json_headers,
+            bad.as_bytes(),
+        )
+        .await;
+        assert_eq!(r.status, 400, "{bad}");
+    }
+    // Nothing above reached the bot.
+    assert!(
+        tokio::time::timeout(Duration::from_millis(50), console.events.next())
+            .await
+            .is_err()
+    );
+    console.stop().await;
+}
+
+#[tokio::test]
+async fn the_first_visit_moves_the_token_into_a_strict_cookie() {
+    let console = Running::default().await;
+    let r = raw(
+        console.addr,
+        "GET",
+        &format!("/?token={TOKEN}"),
+        &[("Host", console.host())],
+        b"",
+    )
+    .await;
+    assert_eq!(r.status, 303);
+    assert_eq!(r.header("location"), Some("/"));
+    let cookie = r.header("set-cookie").expect("a cookie");
+    assert_eq!(
+        cookie,
+        format!(
+            "yetibot_console_{}={TOKEN}; HttpOnly; SameSite=Strict; Path=/",
+            console.addr.port()
+        )
+    );
+    let page = console.call("GET", "/", None).await;
+    assert_eq!(page.status, 200);
+    assert!(String::from_utf8_lossy(&page.body).contains("<title>Yetibot console</title>"));
+    assert!(
+        page.header("content-security-policy")
+            .is_some_and(|csp| csp.contains("script-src 'self'"))
+    );
+    assert_eq!(page.header("x-frame-options"), Some("DENY"));
+    assert_eq!(page.header("cache-control"), Some("no-store"));
+    for asset in ["/assets/app.js", "/assets/style.css"] {
+        assert_eq!(console.call("GET", asset, None).await.status, 200);
+    }
+    let missing = console.call("GET", "/nope", None).await;
+    assert_eq!(missing.status, 404);
+    assert!(missing.json()["error"].is_string());
+    let options = console.call("OPTIONS", "/api/messages", None).await;
+    assert_eq!(options.status, 405);
+    assert_no_cors(&options);
+    console.stop().await;
+}
+
+#[tokio::test]
+async fn only_loopback_addresses_are_served() {
+    for addr in ["0.0.0.0:0", "192.0.2.1:0", "[::]:0"] {
+        let (intake, _events) = intake(1);
+        let error = Console::bind(
+            ConsoleOptions {
+                addr: addr.parse().expect("addr"),
+                token: AccessToken::generate().expect("token"),
+                operator: Author {
+                    id: "op".into(),
+                    name: "op".into(),
+                    is_bot: false,
+                },
+                bot: Author {
+                    id: "bot".into(),
+                    name: "bot".into(),
+                    is_bot: true,
+                },
+                connection: "local".into(),
+                bounds: ConsoleBounds::default(),
+            },
+            intake,
+        )
+        .await
+        .expect_err("refused");
+        assert!(error.to_string().contains("loopback"), "{error}");
+    }
+    // [::1] works where the machine has IPv6 loopback.
+    if std::net::TcpListener::bind("[::1]:0").is_ok() {
+        let (intake, _events) = intake(1);
+        let console = Console::bind(
+            ConsoleOptions {
+                addr: "[::1]:0".parse().expect("addr"),
+                token: AccessToken::generate().expect("token"),
+                operator: Author {
+                    id: "op".into(),
+                    name: "op".into(),
+                    is_bot: false,
+                },
+                bot: Author {
+                    id: "bot".into(),
+                    name: "bot".into(),
+                    is_bot: true,
+                },
+                connection: "local".into(),
+                bounds: ConsoleBounds::default(),
+            },
+            intake,
+        )
+        .await
+        .expect("[::1] binds");
+        assert!(console.url().starts_with("http://[::1]:"));
+    }
+}
+
+#[tokio::test]
+async fn a_message_reaches_the_bot_as_the_operator_and_answers_appear() {
+    let mut console = Running::default().await;
+    let sent = console
+        .call(
+            "POST",
+            "/api/messages",
+            Some(&json!({"room": "general", "text": "!echo hi | count"})),
+        )
+        .await;
+    assert_eq!(sent.status, 202);
+    let id = sent.json()["id"].as_str().expect("id").to_owned();
+    let incoming = console.next_event().await;
+    assert_eq!(incoming.event.message_id, id);
+    assert_eq!(incoming.event.author.id, "op-1");
+    assert!(!incoming.event.author.is_bot);
+    assert_eq!(incoming.event.place.room, "general");
+    assert_eq!(incoming.event.place.thread, None);
+    assert_eq!(
+        incoming.event.kind,
+        EventKind::Message {
+            text: "!echo hi | count".into()
+        }
+    );
+    let mut answer = Outgoing::text(Role::Answer, "1");
+    answer.caption = Some("m · 0.1 s · cost n/a".into());
+    answer.buttons = vec![Button {
+        action: Action::RunAgain,
+        token: "rerun-1".into(),
+    }];
+    let posted = incoming
+        .outbox
+        .post(&incoming.event.place, vec![answer])
+        .await
+        .expect("posted");
+    let state = console
+        .call("GET", "/api/state?room=general", None)
+        .await
+        .json();
+    let messages = state["messages"].as_array().expect("messages");
+    assert_eq!(messages.len(), 2);
+    assert_eq!(messages[0]["role"], "user");
+    assert_eq!(messages[0]["author"]["id"], "op-1");
+    assert_eq!(messages[1]["role"], "answer");
+    assert_eq!(messages[1]["text"], "1");
+    assert_eq!(messages[1]["caption"], "m · 0.1 s · cost n/a");
+    assert_eq!(messages[1]["buttons"][0]["label"], "Run again");
+    // The button the page shows can be pressed; an invented one cannot.
+    let pressed = console
+        .call(
+            "POST",
+            "/api/press",
+            Some(&json!({"message": posted.ids[0], "action": "run-again", "token": "rerun-1"})),
+        )
+        .await;
+    assert_eq!(pressed.status, 202);
+    let press = console.next_event().await;
+    assert_eq!(press.event.message_id, posted.ids[0]);
+    assert_eq!(
+        press.event.kind,
+        EventKind::Pressed {
+            action: Action::RunAgain,
+            token: "rerun-1".into()
+        }
+    );
+    for forged in [
+        json!({"message": posted.ids[0], "action": "run-again", "token": "forged"}),
+        json!({"message": id, "action": "run-again", "token": "rerun-1"}),
+    ] {
+        assert_eq!(
+            console
+                .call("POST", "/api/press", Some(&forged))
+                .await
+                .status,
+            404
+        );
+    }
+    let unknown = json!({"message": posted.ids[0], "action": "launch", "token": "rerun-1"});
+    assert_eq!(
+        console
+            .call("POST", "/api/press", Some(&unknown))
+            .await
+            .status,
+        400
+    );
+    // Edits carry the next revision.
+    let edited = console
+        .call(
+            "POST",
+            &format!("/api/messages/{id}/edit"),
+            Some(&json!({"text": "!echo ho"})),
+        )
+        .await;
+    assert_eq!(edited.status, 202);
+    let edit = console.next_event().await;
+    assert_eq!(edit.event.revision, 1);
+    assert_eq!(
+        edit.event.kind,
+        EventKind::Edited {
+            text: "!echo ho".into()
+        }
+    );
+    let not_mine = console
+        .call(
+            "POST",
+            &format!("/api/messages/{}/edit", posted.ids[0]),
+            Some(&json!({"text": "x"})),
+        )
+        .await;
+    assert_eq!(not_mine.status, 400);
+    console.stop().await;
+}
+
+#[tokio::test]
+async fn a_full_queue_refuses_the_message_without_showing_it() {
+    let mut console = Running::start(ConsoleBounds::default(), 1).await;
+    let body = json!({"room": "general", "text": "first"});
+    assert_eq!(
+        console
+            .call("POST", "/api/messages", Some(&body))
+            .await
+            .status,
+        202
+    );
+    let busy = console
+        .call(
+            "POST",
+            "/api/messages",
+            Some(&json!({"room": "general", "text": "second"})),
+        )
+        .await;
+    assert_eq!(busy.status, 503);
+    assert!(
+        busy.json()["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("busy"))
+    );
+    let state = console.call("GET", "/api/state", None).await.json();
+    assert_eq!(state["messages"].as_array().map(Vec::len), Some(1));
+    let _ = console.next_event().await;
+    assert_eq!(
+        console
+            .call("POST", "/api/messages", Some(&body))
+            .await
+            .status,
+        202
+    );
+    console.stop().await;
+}
+
+#[tokio::test]
+async fn replace_delete_threads_and_attachments_through_the_outbox() {
+    let mut console = Running::default().await;
+    let root = console
+        .call(
+            "POST",
+            "/api/messages",
+            Some(&json!({"room": "general", "text": "root"})),
+        )
+        .await
+        .json()["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let _ = console.next_event().await;
+    let reply = console
+        .call(
+            "POST",
+            "/api/messages",
+            Some(&json!({"room": "general", "thread": root, "text": "!ai in thread"})),
+        )
+        .await;
+    assert_eq!(reply.status, 202);
+    let incoming = console.next_event().await;
+    let place = incoming.event.place.clone();
+    assert_eq!(place.thread.as_deref(), Some(root.as_str()));
+    let status = incoming
+        .outbox
+        .post(&place, vec![Outgoing::text(Role::Status, "Working…")])
+        .await
+        .expect("status");
+    let mut long = Outgoing::text(Role::Answer, "excerpt");
+    long.attachment = Some(yetibot_chat_adapters::Attachment {
+        name: "answer.md".into(),
+        media_type: "text/markdown; charset=utf-8",
+        content: "# The whole answer".into(),
+    });
+    let answer = console
+        .outbox
+        .post(&place, vec![long])
+        .await
+        .expect("answer");
+    console.outbox.delete(&status).await.expect("deleted");
+    let history = console
+        .outbox
+        .thread_history(
+            &place,
+            "not-yet-sent",
+            HistoryLimits {
+                max_messages: 10,
+                max_bytes: 10_000,
+            },
+        )
+        .await
+        .expect("history");
+    let texts: Vec<&str> = history.iter().map(|m| m.text.as_str()).collect();
+    assert_eq!(texts, ["root", "!ai in thread", "excerpt"]);
+    let file = console
+        .call(
+            "GET",
+            &format!("/api/messages/{}/answer.md", answer.ids[0]),
+            None,
+        )
+        .await;
+    assert_eq!(file.status, 200);
+    assert_eq!(file.body, b"# The whole answer");
+    assert_eq!(
+        file.header("content-disposition"),
+        Some("attachment; filename=\"answer.md\"")
+    );
+    assert_eq!(
+        console
+            .call("GET", &format!("/api/messages/{root}/answer.md"), None)
+            .await
+            .status,
+        404
+    );
+    let replaced = console
+        .outbox
+        .replace(
+            &answer,
+            vec![
+                Outgoing::text(Role::Answer, "new one"),
+                Outgoing::text(Role::Answer, "and two"),
+            ],
+        )
+        .await
+        .expect("replaced");
+    assert_eq!(replaced.ids[0], answer.ids[0]);
+    assert_eq!(replaced.ids.len(), 2);
+    let state = console.call("GET", "/api/state", None).await.json();
+    let texts: Vec<&str> = state["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["text"].as_str())
+        .collect();
+    assert_eq!(texts, ["root", "!ai in thread", "new one", "and two"]);
+    assert_eq!(state["messages"][0]["replies"], 3);
+    console.stop().await;
+}
+
+/// Reads server-sent events from a raw stream until `count` events (not comments) arrived.
+async fn read_events(stream: &mut TcpStream, count: usize) -> Vec<(String, String, String)> {
+    let mut buffer = Vec::new();
+    let mut events = Vec::new();
+    while events.len() < count {
+        let mut chunk = [0u8; 4096];
+        let Ok(read) = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut chunk)).await
+        else {
+            panic!(
+                "events in time; so far: {:?}",
+                String::from_utf8_lossy(&buffer)
+            );
+        };
+        let n = read.expect("read");
+        assert!(n > 0, "the stream ended early");
+        buffer.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&buffer).into_owned();
+        events = text
+            .split("\n\n")
+            .filter_map(|block| {
+                let (mut id, mut name, mut data) = (String::new(), None, String::new());
+                for line in block.lines() {
+                    // Chunk-size lines of the transfer encoding are not SSE fields.
+                    if let Some(v) = line.strip_prefix("id: ") {
+                        id = v.to_owned();
+                    } else if let Some(v) = line.strip_prefix("event: ") {
+                        name = Some(v.to_owned());
+                    } else if let Some(v) = line.strip_prefix("data: ") {
+                        data = v.to_owned();
+                    }
+                }
+                name.map(|n| (id, n, data))
+            })
+            .collect();
+    }
+    events
+}
+
+async fn open_stream(
+    console: &Running,
+    last_event_id: Option<u64>,
+    after: Option<u64>,
+) -> TcpStream {
+    let mut stream = TcpStream::connect(console.addr).await.expect("connect");
+    let path = after.map_or("/api/events".to_owned(), |a| {
+        format!("/api/events?after={a}")
+    });
+    let mut head = format!(
+        "GET {path} HTTP/1.1\r\nHost: {}\r\nCookie: {}\r\n",
+        console.host(),
+        console.cookie()
+    );
+    if let Some(id) = last_event_id {
+        head.push_str(&format!("Last-Event-ID: {id}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).await.expect("write");
+    stream
+}
+
+#[tokio::test]
+async fn live_updates_start_with_hello_and_resume_by_sequence() {
+    let mut console = Running::start(
+        ConsoleBounds {
+            log_capacity: 3,
+            ..ConsoleBounds::default()
+        },
+        16,
+    )
+    .await;
+    let mut live = open_stream(&console, None, None).await;
+    let hello = read_events(&mut live, 1).await;
+    assert_eq!(hello[0].1, "hello");
+    let hello: Value = serde_json::from_str(&hello[0].2).expect("hello JSON");
+    assert_eq!(hello["seq"], 0);
+    assert_eq!(hello["operator"]["id"], "op-1");
+    console
+        .call(
+            "POST",
+            "/api/messages",
+            Some(&json!({"room": "general", "text": "one"})),
+        )
+        .await;
+    let _ = console.next_event().await;
+    let events = read_events(&mut live, 1).await;
+    assert_eq!(events[0].0, "1");
+    assert_eq!(events[0].1, "update");
+    let update: Value = serde_json::from_str(&events[0].2).expect("update JSON");
+    assert_eq!(update["type"], "message");
+    assert_eq!(update["message"]["text"], "one");
+    drop(live);
+    // Two more updates while the page was away; it comes back with Last-Event-ID 1.
+    for text in ["two", "three"] {
+        console
+            .call(
+                "POST",
+                "/api/messages",
+                Some(&json!({"room": "general", "text": text})),
+            )
+            .await;
+        let _ = console.next_event().await;
+    }
+    let mut resumed = open_stream(&console, Some(1), Some(0)).await;
+    let events = read_events(&mut resumed, 3).await;
+    let ids: Vec<&str> = events[1..].iter().map(|e| e.0.as_str()).collect();
+    assert_eq!(ids, ["2", "3"], "Last-Event-ID wins over ?after");
+    drop(resumed);
+    // The log keeps three updates: a page that saw only update 0 must reload.
+    console
+        .call(
+            "POST",
+            "/api/messages",
+            Some(&json!({"room": "general", "text": "four"})),
+        )
+        .await;
+    let _ = console.next_event().await;
+    let mut stale = open_stream(&console, None, Some(0)).await;
+    let events = read_events(&mut stale, 2).await;
+    assert_eq!(events[1].1, "reset");
+    assert_eq!(events[1].0, "4");
+    // The console stops promptly with a stream still open.
+    console.stop().await;
+    let mut rest = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), stale.read_to_end(&mut rest)).await;
+}
+
+#[tokio::test]
+async fn event_streams_are_bounded() {
+    let console = Running::start(
+        ConsoleBounds {
+            max_event_streams: 1,
+            ..ConsoleBounds::default()
+        },
+        16,
+    )
+    .await;
+    let mut first = open_stream(&console, None, None).await;
+    let _ = read_events(&mut first, 1).await;
+    let second = console.call("GET", "/api/events", None).await;
+    assert_eq!(second.status, 503);
+    drop(first);
+    // The slot frees once the first stream's connection is gone.
+    let mut reopened = None;
+    for _ in 0..100 {
+        let mut stream = open_stream(&console, None, None).await;
+        let mut chunk = [0u8; 256];
+        let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut chunk))
+            .await
+            .expect("a reply")
+            .expect("read");
+        if String::from_utf8_lossy(&chunk[..n]).starts_with("HTTP/1.1 200") {
+            reopened = Some(stream);
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    assert!(reopened.is_some());
+    console.stop().await;
+}
