@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 pub mod ai;
+pub mod chat;
 mod commands;
 mod config;
 mod error;

@@ -3,6 +3,7 @@
 
 mod ai;
 mod authority;
+mod chat;
 mod golden;
 mod pushdown;
 mod recording;

@@ -1,0 +1,623 @@
+//! The bot's side of every chat adapter: the [`Conductor`] takes the platform-neutral events
+//! of `yetibot-chat-adapters`, runs their commands through the [`Interpreter`] with the
+//! identity the platform vouched for, and answers through the event's outbox: the live
+//! status card of an AI request, the answer fitted to the platform, its caption and buttons,
+//! reruns with confirmation, help, tool details, and edited commands that re-run without an
+//! obsolete run ever publishing over a newer one.
+
+mod cache;
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::sync::watch;
+use yetibot_chat_adapters::{
+    Action, Answer, Author, Button, Event, EventKind, HistoryError, HistoryLimits, Incoming,
+    Outbox, Outgoing, Place, Posted, Role, StatusCall, StatusCard, fit,
+};
+use yetibot_tool_policy::{Outcome as CallOutcome, Progress};
+
+use crate::ai::progress::ProgressSink;
+use crate::ai::thread::{
+    MAX_THREAD_BYTES, MAX_THREAD_MESSAGES, Thread, ThreadError, ThreadMessage, ThreadSource,
+};
+use crate::interpreter::{Caller, Interpreter, Reply};
+use crate::registry::BoxFuture;
+
+pub use cache::DEFAULT_CACHE_CAPACITY;
+use cache::{Cache, Entry, Key, Rerun};
+
+/// How a [`Conductor`] paces and bounds its work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConductorOptions {
+    /// The least time between two edits of a status card (about one per second).
+    pub status_interval: Duration,
+    /// How long one command may run before it is stopped and reported as timed out.
+    pub deadline: Duration,
+    /// How many answered commands keep live buttons.
+    pub cache_capacity: usize,
+}
+
+impl Default for ConductorOptions {
+    fn default() -> Self {
+        Self {
+            status_interval: Duration::from_secs(1),
+            deadline: DEFAULT_DEADLINE,
+            cache_capacity: DEFAULT_CACHE_CAPACITY,
+        }
+    }
+}
+
+/// How long one command may run by default: long enough for a full tool loop of slow
+/// turns, short enough that a stuck request is reported.
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(15 * 60);
+
+/// What an expired button says.
+pub const EXPIRED_BUTTON: &str = "This button has expired (the bot restarted, or the command is too old). Send the command again to run it.";
+
+/// The commands whose requests get a status card from the start (others get one only when
+/// a tool call reports progress).
+const LIVE_COMMANDS: [&str; 2] = ["ai", "grok"];
+
+/// Runs chat events through the interpreter. Share it behind an [`Arc`]: each event is
+/// handled by its own call to [`Conductor::handle`], concurrently.
+pub struct Conductor {
+    interpreter: Arc<Interpreter>,
+    options: ConductorOptions,
+    cache: Mutex<Cache>,
+}
+
+impl std::fmt::Debug for Conductor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Conductor")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How one run of a command ends up.
+struct Run {
+    replies: Vec<Reply>,
+    details: Option<StatusCard>,
+    /// The confirmed status card, removed once the answer is out.
+    card: Option<Posted>,
+}
+
+impl Conductor {
+    /// A conductor over `interpreter`.
+    #[must_use]
+    pub fn new(interpreter: Arc<Interpreter>, options: ConductorOptions) -> Self {
+        Self {
+            interpreter,
+            cache: Mutex::new(Cache::new(options.cache_capacity)),
+            options,
+        }
+    }
+
+    /// The interpreter it runs commands with.
+    #[must_use]
+    pub fn interpreter(&self) -> &Interpreter {
+        &self.interpreter
+    }
+
+    fn cache(&self) -> std::sync::MutexGuard<'_, Cache> {
+        self.cache.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Handles one event to the end: runs what it asks for and posts every reply. Events
+    /// from bots (this one included) are ignored, and so is a new message seen before (a
+    /// platform's replay after a reconnect).
+    pub async fn handle(&self, incoming: Incoming) {
+        let Incoming { event, outbox } = incoming;
+        if event.author.is_bot {
+            return;
+        }
+        let key = Key {
+            place: event.place.clone(),
+            message_id: event.message_id.clone(),
+        };
+        match &event.kind {
+            EventKind::Message { text } => {
+                if self.cache().seen(&key) {
+                    return;
+                }
+                self.run_command(&outbox, &event, &key, text).await;
+            }
+            EventKind::Edited { text } => {
+                // An edit supersedes a pending confirmation, which must not run the old text.
+                let stale = self.cache().get_mut(&key).and_then(|entry| {
+                    match std::mem::replace(&mut entry.rerun, Rerun::Idle) {
+                        Rerun::Confirming { token, card } => Some((token, card)),
+                        other => {
+                            entry.rerun = other;
+                            None
+                        }
+                    }
+                });
+                if let Some((token, card)) = stale {
+                    self.cache().unbind_token(&token);
+                    let _ = outbox.delete(&card).await;
+                }
+                self.run_command(&outbox, &event, &key, text).await;
+            }
+            EventKind::Pressed { action, token } => {
+                self.pressed(&outbox, &event, *action, token).await;
+            }
+        }
+    }
+
+    /// Runs a command message (new, edited or confirmed for a rerun) and publishes its
+    /// answer unless a newer run of the same message started meanwhile.
+    async fn run_command(&self, outbox: &Arc<dyn Outbox>, event: &Event, key: &Key, text: &str) {
+        let generation = self.cache().start_run(key);
+        let mut run = self.execute(outbox, event, &event.author, text).await;
+        let card = run.card.take();
+        self.publish(outbox, event, key, text, generation, run)
+            .await;
+        // The answer goes first; the card is removed only after, and only once confirmed.
+        if let Some(card) = card {
+            let _ = outbox.delete(&card).await;
+        }
+    }
+
+    /// Posts a run's answer (replacing the command's earlier answer) and records it, unless
+    /// a newer run of the command started meanwhile.
+    async fn publish(
+        &self,
+        outbox: &Arc<dyn Outbox>,
+        event: &Event,
+        key: &Key,
+        text: &str,
+        generation: u64,
+        run: Run,
+    ) {
+        let (previous, token) = {
+            let mut cache = self.cache();
+            if !cache.is_current(key, generation) {
+                // An edit or rerun that started later owns the answer now.
+                return;
+            }
+            let previous = cache.get(key).and_then(|e| e.posted.clone());
+            let token = cache
+                .get(key)
+                .map(|e| e.token.clone())
+                .unwrap_or_else(|| cache.token());
+            (previous, token)
+        };
+        let details = run.details.filter(|card| !card.calls.is_empty());
+        let mut messages = Vec::new();
+        for reply in &run.replies {
+            let answer = answer(reply, &token, details.is_some());
+            messages.extend(fit(&answer, &outbox.limits()));
+        }
+        let posted = match (&previous, messages.is_empty()) {
+            (Some(previous), _) => outbox.replace(previous, messages).await.ok(),
+            (None, true) => None,
+            (None, false) => outbox.post(&event.place, messages).await.ok(),
+        };
+        let mut cache = self.cache();
+        if !cache.is_current(key, generation) {
+            return;
+        }
+        let rerun = cache
+            .get(key)
+            .map_or(Rerun::Idle, |entry| match &entry.rerun {
+                Rerun::Running => Rerun::Idle,
+                other => other.clone(),
+            });
+        cache.put(
+            key.clone(),
+            Entry {
+                text: text.to_owned(),
+                requester: event.author.clone(),
+                posted,
+                details,
+                token,
+                rerun,
+            },
+        );
+    }
+
+    /// Runs `text` as `author` at the event's place, with the status card while it runs.
+    async fn execute(
+        &self,
+        outbox: &Arc<dyn Outbox>,
+        event: &Event,
+        author: &Author,
+        text: &str,
+    ) -> Run {
+        let (sink, progress) = ProgressSink::channel();
+        let caller = caller(outbox, event, author, Some(sink));
+        let eager = self.is_live(text);
+        let (done, finished) = watch::channel(false);
+        let work = async {
+            let replies = match tokio::time::timeout(
+                self.options.deadline,
+                self.interpreter.handle_message(&caller, text),
+            )
+            .await
+            {
+                Ok(replies) => replies,
+                Err(_) => vec![timed_out(self.options.deadline)],
+            };
+            done.send_replace(true);
+            replies
+        };
+        let status = status_card(
+            outbox,
+            &event.place,
+            progress,
+            finished,
+            eager,
+            self.options.status_interval,
+        );
+        let (replies, (card, details)) = tokio::join!(work, status);
+        Run {
+            replies,
+            details,
+            card,
+        }
+    }
+
+    fn is_live(&self, text: &str) -> bool {
+        let Some(expression) = text.strip_prefix(self.interpreter.prefix()) else {
+            return false;
+        };
+        crate::syntax::parse(expression).is_ok_and(|expr| {
+            expr.stages
+                .iter()
+                .filter_map(crate::syntax::Stage::first_word)
+                .any(|word| LIVE_COMMANDS.contains(&word))
+        })
+    }
+
+    /// A button press.
+    async fn pressed(&self, outbox: &Arc<dyn Outbox>, event: &Event, action: Action, token: &str) {
+        let place = &event.place;
+        let found = {
+            let cache = self.cache();
+            cache
+                .by_token(token)
+                .and_then(|key| cache.get(&key).cloned().map(|entry| (key, entry)))
+        };
+        let Some((key, entry)) = found else {
+            notice(outbox, place, EXPIRED_BUTTON).await;
+            return;
+        };
+        match action {
+            Action::Help => {
+                let topic = entry
+                    .text
+                    .strip_prefix(self.interpreter.prefix())
+                    .and_then(|e| crate::syntax::parse(e).ok())
+                    .and_then(|e| e.first_word().map(str::to_owned))
+                    .unwrap_or_default();
+                let caller = caller(outbox, event, &event.author, None);
+                let reply = self
+                    .interpreter
+                    .run(&caller, &format!("help {topic}"))
+                    .await;
+                let mut messages = fit(&answer(&reply, "", false), &outbox.limits());
+                for message in &mut messages {
+                    message.role = Role::Notice;
+                    message.buttons.clear();
+                }
+                let _ = outbox.post(place, messages).await;
+            }
+            Action::ShowDetails => {
+                let text = entry.details.as_ref().map_or_else(
+                    || "No tool calls were made for this answer.".to_owned(),
+                    details_markdown,
+                );
+                notice(outbox, place, &text).await;
+            }
+            Action::RunAgain => {
+                if event.author.id != entry.requester.id {
+                    let text = format!("Only {} can run this command again.", entry.requester.name);
+                    notice(outbox, place, &text).await;
+                    return;
+                }
+                if entry.rerun != Rerun::Idle {
+                    notice(
+                        outbox,
+                        place,
+                        "A rerun of this command is already waiting for confirmation or running.",
+                    )
+                    .await;
+                    return;
+                }
+                let confirm_token = self.cache().token();
+                let card = Outgoing::text(
+                    Role::Notice,
+                    format!(
+                        "Run `{}` again? It runs with the same permissions as before and may call paid models or tools again.",
+                        entry.text.replace('`', "'")
+                    ),
+                )
+                .with_buttons(vec![
+                    Button { action: Action::ConfirmRerun, token: confirm_token.clone() },
+                    Button { action: Action::CancelRerun, token: confirm_token.clone() },
+                ]);
+                let Ok(posted) = outbox.post(place, vec![card]).await else {
+                    return;
+                };
+                let kept = {
+                    let mut cache = self.cache();
+                    match cache.get_mut(&key) {
+                        Some(entry) if entry.rerun == Rerun::Idle => {
+                            entry.rerun = Rerun::Confirming {
+                                token: confirm_token.clone(),
+                                card: posted.clone(),
+                            };
+                            cache.bind_token(confirm_token, &key);
+                            true
+                        }
+                        _ => false,
+                    }
+                };
+                if !kept {
+                    // Another press won the race: this card must not stay usable.
+                    let _ = outbox.delete(&posted).await;
+                }
+            }
+            Action::ConfirmRerun | Action::CancelRerun => {
+                if event.author.id != entry.requester.id {
+                    let text = format!("Only {} can confirm this rerun.", entry.requester.name);
+                    notice(outbox, place, &text).await;
+                    return;
+                }
+                // The confirmation is consumed before anything runs, so two presses (or a
+                // press racing an edit) run the command at most once.
+                let card = {
+                    let mut cache = self.cache();
+                    let Some(entry) = cache.get_mut(&key) else {
+                        return;
+                    };
+                    match std::mem::replace(&mut entry.rerun, Rerun::Idle) {
+                        Rerun::Confirming {
+                            token: pending,
+                            card,
+                        } if pending == token => {
+                            if action == Action::ConfirmRerun {
+                                entry.rerun = Rerun::Running;
+                            }
+                            cache.unbind_token(token);
+                            Some(card)
+                        }
+                        other => {
+                            entry.rerun = other;
+                            None
+                        }
+                    }
+                };
+                let Some(card) = card else {
+                    notice(outbox, place, "This confirmation has expired: the command was edited or already run again.").await;
+                    return;
+                };
+                let _ = outbox.delete(&card).await;
+                if action == Action::ConfirmRerun {
+                    let original = Event {
+                        place: key.place.clone(),
+                        author: entry.requester.clone(),
+                        message_id: key.message_id.clone(),
+                        revision: event.revision,
+                        kind: EventKind::Message {
+                            text: entry.text.clone(),
+                        },
+                    };
+                    self.run_command(outbox, &original, &key, &entry.text).await;
+                }
+            }
+        }
+    }
+}
+
+/// The caller of a command from this event: the identity the platform vouched for.
+fn caller(
+    outbox: &Arc<dyn Outbox>,
+    event: &Event,
+    author: &Author,
+    progress: Option<ProgressSink>,
+) -> Caller {
+    let message_id = if event.revision == 0 {
+        event.message_id.clone()
+    } else {
+        format!("{}.{}", event.message_id, event.revision)
+    };
+    let thread = event.place.thread.as_ref().map(|_| {
+        Thread(Arc::new(PlatformThread {
+            outbox: Arc::clone(outbox),
+            place: event.place.clone(),
+            before: event.message_id.clone(),
+        }) as Arc<dyn ThreadSource>)
+    });
+    Caller {
+        adapter: event.place.adapter,
+        room: event.place.room.clone(),
+        user_id: author.id.clone(),
+        user_name: author.name.clone(),
+        trusted: true,
+        message_id: Some(message_id),
+        thread,
+        progress,
+    }
+}
+
+/// The answer to post for one reply.
+fn answer(reply: &Reply, token: &str, details: bool) -> Answer {
+    let mut buttons = Vec::new();
+    if !token.is_empty() {
+        buttons.push(Button {
+            action: Action::RunAgain,
+            token: token.to_owned(),
+        });
+        buttons.push(Button {
+            action: Action::Help,
+            token: token.to_owned(),
+        });
+        if details {
+            buttons.push(Button {
+                action: Action::ShowDetails,
+                token: token.to_owned(),
+            });
+        }
+    }
+    Answer {
+        messages: reply.messages(),
+        caption: reply.meta.as_ref().map(|meta| meta.caption()),
+        error: reply.error.is_some(),
+        buttons,
+    }
+}
+
+fn timed_out(deadline: Duration) -> Reply {
+    Reply {
+        value: yetibot_json_util::Value::String(String::new()),
+        data: None,
+        error: Some(format!(
+            "💥 The command did not finish within {} minutes and was stopped 💥",
+            deadline.as_secs() / 60
+        )),
+        meta: None,
+    }
+}
+
+async fn notice(outbox: &Arc<dyn Outbox>, place: &Place, text: &str) {
+    let _ = outbox
+        .post(place, vec![Outgoing::text(Role::Notice, text)])
+        .await;
+}
+
+/// The tool snapshot of Show details.
+fn details_markdown(card: &StatusCard) -> String {
+    let mut text = String::from("Tool calls of this answer:");
+    for (n, call) in card.calls.iter().enumerate() {
+        let tool = call.tool.as_deref().unwrap_or("(withheld)");
+        text.push_str(&format!("\n{}. `{tool}`: {}", n + 1, call.outcome));
+    }
+    if let Some((used, total)) = card.budget {
+        text.push_str(&format!("\n\nBudget: {used} of {total} host calls used."));
+    }
+    text
+}
+
+/// The status card of a progress snapshot.
+fn status_of(progress: &Progress) -> StatusCard {
+    StatusCard {
+        calls: progress
+            .calls
+            .iter()
+            .map(|call| StatusCall {
+                tool: call.tool.clone(),
+                outcome: match call.outcome {
+                    CallOutcome::Success => "ok",
+                    CallOutcome::ToolError => "error",
+                    CallOutcome::Unconfirmed => "outcome unknown",
+                    CallOutcome::Refused => "refused",
+                    CallOutcome::Skipped => "skipped",
+                }
+                .to_owned(),
+            })
+            .collect(),
+        budget: Some((progress.used, progress.total)),
+    }
+}
+
+/// Keeps the status card of one request: posted at once for live commands (else at the first
+/// snapshot), edited at most once per `interval`, until `finished`. Returns the card's
+/// confirmed message, for removal once the answer is out, and the last snapshot.
+async fn status_card(
+    outbox: &Arc<dyn Outbox>,
+    place: &Place,
+    mut progress: watch::Receiver<Option<Progress>>,
+    mut finished: watch::Receiver<bool>,
+    eager: bool,
+    interval: Duration,
+) -> (Option<Posted>, Option<StatusCard>) {
+    let mut card: Option<Posted> = None;
+    let mut shown: Option<StatusCard> = None;
+    let mut latest: Option<StatusCard> = None;
+    if eager {
+        card = outbox
+            .post(place, vec![StatusCard::default().to_outgoing()])
+            .await
+            .ok();
+        shown = Some(StatusCard::default());
+    }
+    let mut next_edit = tokio::time::Instant::now();
+    let mut open = true;
+    loop {
+        let dirty = latest.is_some() && latest != shown;
+        tokio::select! {
+            () = until_done(&mut finished) => break,
+            changed = progress.changed(), if open => {
+                if changed.is_err() {
+                    // The sender is gone: only the end is left to wait for.
+                    open = false;
+                    continue;
+                }
+                latest = progress.borrow_and_update().as_ref().map(status_of);
+            }
+            () = tokio::time::sleep_until(next_edit), if dirty => {
+                let Some(next) = latest.clone() else { continue };
+                card = match card.take() {
+                    Some(posted) => outbox.replace(&posted, vec![next.to_outgoing()]).await.ok().or(Some(posted)),
+                    None => outbox.post(place, vec![next.to_outgoing()]).await.ok(),
+                };
+                shown = Some(next);
+                next_edit = tokio::time::Instant::now() + interval;
+            }
+        }
+    }
+    (card, latest.or(shown))
+}
+
+/// Waits until the flag is set (or its sender is gone). The flag's guard never lives across
+/// an await of the caller, which keeps the caller's future `Send`.
+async fn until_done(flag: &mut watch::Receiver<bool>) {
+    let _ = flag.wait_for(|done| *done).await;
+}
+
+/// A thread read through the adapter's outbox, for the AI commands' thread context.
+struct PlatformThread {
+    outbox: Arc<dyn Outbox>,
+    place: Place,
+    before: String,
+}
+
+impl ThreadSource for PlatformThread {
+    fn key(&self) -> String {
+        format!(
+            "{}:{}:{}:{}",
+            self.place.adapter,
+            self.place.connection,
+            self.place.room,
+            self.place.thread.as_deref().unwrap_or_default()
+        )
+    }
+
+    fn history(&self) -> BoxFuture<'_, Result<Vec<ThreadMessage>, ThreadError>> {
+        Box::pin(async move {
+            let limits = HistoryLimits {
+                max_messages: MAX_THREAD_MESSAGES,
+                max_bytes: MAX_THREAD_BYTES,
+            };
+            let messages = self
+                .outbox
+                .thread_history(&self.place, &self.before, limits)
+                .await
+                .map_err(|error| match error {
+                    HistoryError::Unavailable(reason) => ThreadError::Unavailable(reason),
+                    HistoryError::TooLong => ThreadError::TooLong,
+                })?;
+            Ok(messages
+                .into_iter()
+                .map(|m| ThreadMessage {
+                    author: m.author,
+                    text: m.text,
+                    from_bot: m.from_bot,
+                })
+                .collect())
+        })
+    }
+}

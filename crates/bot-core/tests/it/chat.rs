@@ -1,0 +1,699 @@
+//! The conductor against an in-memory chat adapter (a fake outbox that records what the bot
+//! posts, replaces and deletes): answers with captions and buttons, reruns with
+//! confirmation, edits and their revision ownership, status cards of AI requests, thread
+//! context, replays and deadlines.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use provider_fixture::{Fixture, Reply, script};
+use serde_json::{Value, json};
+use tokio::sync::Semaphore;
+use yetibot_ai_providers::{Client, ClientOptions, ProviderConfig, ProviderSet};
+use yetibot_bot_core::chat::{Conductor, ConductorOptions, EXPIRED_BUTTON};
+use yetibot_bot_core::{
+    BoxFuture, Call, Category, CommandSpec, Handler, Interpreter, MemoryAliases, Outcome, Settings,
+    builtins,
+};
+use yetibot_chat_adapters::{
+    Action, AdapterKind, Author, BoxFuture as AdapterFuture, Event, EventKind, HistoryError,
+    HistoryLimits, HistoryMessage, Incoming, Limits, Outbox, Outgoing, Place, Posted, Role,
+    SendError,
+};
+use yetibot_json_util::SplitMix64;
+use yetibot_mcp_host::{Host, HostOptions, ServerSet};
+use yetibot_tool_policy::{KnownNames, PolicyConfig, ToolPolicy};
+
+#[derive(Debug, Clone, PartialEq)]
+enum Op {
+    Post(Vec<String>),
+    Replace(Vec<String>, Vec<String>),
+    Delete(Vec<String>),
+}
+
+/// A chat platform in memory: what is visible now, and every call in order.
+struct Memory {
+    limits: Limits,
+    next: AtomicU64,
+    visible: Mutex<BTreeMap<String, Outgoing>>,
+    log: Mutex<Vec<Op>>,
+    thread: Mutex<Result<Vec<HistoryMessage>, HistoryError>>,
+}
+
+impl Memory {
+    fn new(limits: Limits) -> Arc<Self> {
+        Arc::new(Self {
+            limits,
+            next: AtomicU64::new(0),
+            visible: Mutex::new(BTreeMap::new()),
+            log: Mutex::new(Vec::new()),
+            thread: Mutex::new(Ok(Vec::new())),
+        })
+    }
+
+    fn add(&self, messages: Vec<Outgoing>) -> Vec<String> {
+        let mut visible = self.visible.lock().expect("visible");
+        messages
+            .into_iter()
+            .map(|m| {
+                let id = format!("b{}", self.next.fetch_add(1, Ordering::SeqCst) + 1);
+                visible.insert(id.clone(), m);
+                id
+            })
+            .collect()
+    }
+
+    fn visible(&self) -> Vec<(String, Outgoing)> {
+        let visible = self.visible.lock().expect("visible");
+        let mut all: Vec<(String, Outgoing)> = visible
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        all.sort_by_key(|(id, _)| id[1..].parse::<u64>().unwrap_or(0));
+        all
+    }
+
+    fn of_role(&self, role: Role) -> Vec<(String, Outgoing)> {
+        self.visible()
+            .into_iter()
+            .filter(|(_, m)| m.role == role)
+            .collect()
+    }
+
+    fn log(&self) -> Vec<Op> {
+        self.log.lock().expect("log").clone()
+    }
+}
+
+impl Outbox for Memory {
+    fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    fn post<'a>(
+        &'a self,
+        place: &'a Place,
+        messages: Vec<Outgoing>,
+    ) -> AdapterFuture<'a, Result<Posted, SendError>> {
+        Box::pin(async move {
+            let ids = self.add(messages);
+            self.log.lock().expect("log").push(Op::Post(ids.clone()));
+            Ok(Posted {
+                place: place.clone(),
+                ids,
+            })
+        })
+    }
+
+    fn replace<'a>(
+        &'a self,
+        posted: &'a Posted,
+        messages: Vec<Outgoing>,
+    ) -> AdapterFuture<'a, Result<Posted, SendError>> {
+        Box::pin(async move {
+            {
+                let mut visible = self.visible.lock().expect("visible");
+                for id in &posted.ids {
+                    visible.remove(id);
+                }
+            }
+            let ids = self.add(messages);
+            self.log
+                .lock()
+                .expect("log")
+                .push(Op::Replace(posted.ids.clone(), ids.clone()));
+            Ok(Posted {
+                place: posted.place.clone(),
+                ids,
+            })
+        })
+    }
+
+    fn delete<'a>(&'a self, posted: &'a Posted) -> AdapterFuture<'a, Result<(), SendError>> {
+        Box::pin(async move {
+            let mut visible = self.visible.lock().expect("visible");
+            for id in &posted.ids {
+                visible.remove(id);
+            }
+            self.log
+                .lock()
+                .expect("log")
+                .push(Op::Delete(posted.ids.clone()));
+            Ok(())
+        })
+    }
+
+    fn thread_history<'a>(
+        &'a self,
+        _place: &'a Place,
+        _before: &'a str,
+        _limits: HistoryLimits,
+    ) -> AdapterFuture<'a, Result<Vec<HistoryMessage>, HistoryError>> {
+        Box::pin(async move { self.thread.lock().expect("thread").clone() })
+    }
+}
+
+/// `wait`: says it started (a permit on `entered`), finishes only when the test adds a
+/// permit to the gate, then answers `waited`.
+struct Gate {
+    gate: Arc<Semaphore>,
+    entered: Arc<Semaphore>,
+}
+
+impl Handler for Gate {
+    fn run<'a>(&'a self, _call: Call<'a>) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            self.entered.add_permits(1);
+            if let Ok(permit) = self.gate.acquire().await {
+                permit.forget();
+            }
+            Outcome::text("waited")
+        })
+    }
+}
+
+/// Permits added each time a `wait` command starts.
+static ENTERED: std::sync::OnceLock<Arc<Semaphore>> = std::sync::OnceLock::new();
+
+fn entered() -> Arc<Semaphore> {
+    Arc::clone(ENTERED.get_or_init(|| Arc::new(Semaphore::new(0))))
+}
+
+fn interpreter(gate: &Arc<Semaphore>, ai: Option<yetibot_bot_core::ai::AiServices>) -> Interpreter {
+    let mut registry = builtins();
+    registry.add(CommandSpec::new("wait", &[Category::Util]).route(
+        None,
+        "wait # waits for the test",
+        Gate {
+            gate: Arc::clone(gate),
+            entered: entered(),
+        },
+    ));
+    if let Some(ai) = ai {
+        for spec in yetibot_bot_core::ai::commands(Arc::new(ai)) {
+            registry.add(spec);
+        }
+    }
+    Interpreter::new(
+        registry,
+        Arc::new(MemoryAliases::new()),
+        Box::new(SplitMix64::new(3)),
+        Settings::default(),
+    )
+}
+
+fn conductor(interpreter: Interpreter) -> Arc<Conductor> {
+    Arc::new(Conductor::new(
+        Arc::new(interpreter),
+        ConductorOptions::default(),
+    ))
+}
+
+fn place(thread: Option<&str>) -> Place {
+    Place {
+        adapter: AdapterKind::Discord,
+        connection: "guild".into(),
+        room: "general".into(),
+        thread: thread.map(str::to_owned),
+    }
+}
+
+fn person(id: &str) -> Author {
+    Author {
+        id: id.into(),
+        name: format!("name-{id}"),
+        is_bot: false,
+    }
+}
+
+fn message(id: &str, text: &str) -> Event {
+    Event {
+        place: place(None),
+        author: person("U1"),
+        message_id: id.into(),
+        revision: 0,
+        kind: EventKind::Message { text: text.into() },
+    }
+}
+
+fn press(by: &str, on: &str, action: Action, token: &str) -> Event {
+    Event {
+        place: place(None),
+        author: person(by),
+        message_id: on.into(),
+        revision: 0,
+        kind: EventKind::Pressed {
+            action,
+            token: token.into(),
+        },
+    }
+}
+
+fn incoming(event: Event, outbox: &Arc<Memory>) -> Incoming {
+    Incoming {
+        event,
+        outbox: Arc::clone(outbox) as Arc<dyn Outbox>,
+    }
+}
+
+fn texts(outbox: &Memory, role: Role) -> Vec<String> {
+    outbox
+        .of_role(role)
+        .into_iter()
+        .map(|(_, m)| m.text)
+        .collect()
+}
+
+/// The token of the answer's `action` button.
+fn token_of(message: &Outgoing, action: Action) -> String {
+    message
+        .buttons
+        .iter()
+        .find(|b| b.action == action)
+        .map(|b| b.token.clone())
+        .expect("the button")
+}
+
+#[tokio::test]
+async fn a_command_is_answered_once_with_its_buttons_and_a_replay_runs_nothing() {
+    let outbox = Memory::new(Limits::DISCORD);
+    let bot = conductor(interpreter(&Arc::new(Semaphore::new(0)), None));
+    bot.handle(incoming(message("m1", "!list hi | count"), &outbox))
+        .await;
+    bot.handle(incoming(message("m1", "!list hi | count"), &outbox))
+        .await;
+    let answers = outbox.of_role(Role::Answer);
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    assert_eq!(answers[0].1.text, "1");
+    let actions: Vec<Action> = answers[0].1.buttons.iter().map(|b| b.action).collect();
+    assert_eq!(actions, [Action::RunAgain, Action::Help]);
+    assert!(answers[0].1.caption.is_none(), "no model answered");
+    assert!(outbox.of_role(Role::Status).is_empty());
+    // Ordinary chat and other bots' commands get nothing.
+    bot.handle(incoming(message("m2", "just talking"), &outbox))
+        .await;
+    let mut from_bot = message("m3", "!echo loop");
+    from_bot.author.is_bot = true;
+    bot.handle(incoming(from_bot, &outbox)).await;
+    assert_eq!(outbox.log().len(), 1);
+}
+
+#[tokio::test]
+async fn run_again_is_the_requesters_after_one_confirmation_consumed_once() {
+    let outbox = Memory::new(Limits::DISCORD);
+    let bot = conductor(interpreter(&Arc::new(Semaphore::new(0)), None));
+    bot.handle(incoming(message("m1", "!echo again"), &outbox))
+        .await;
+    let (answer_id, answer) = outbox.of_role(Role::Answer).remove(0);
+    let token = token_of(&answer, Action::RunAgain);
+    // Someone else may not.
+    bot.handle(incoming(
+        press("U2", &answer_id, Action::RunAgain, &token),
+        &outbox,
+    ))
+    .await;
+    assert_eq!(
+        texts(&outbox, Role::Notice),
+        ["Only name-U1 can run this command again."]
+    );
+    // The requester gets a public confirmation card first.
+    bot.handle(incoming(
+        press("U1", &answer_id, Action::RunAgain, &token),
+        &outbox,
+    ))
+    .await;
+    let notices = outbox.of_role(Role::Notice);
+    let (card_id, card) = notices.last().cloned().expect("a card");
+    assert!(
+        card.text.starts_with("Run `!echo again` again?"),
+        "{}",
+        card.text
+    );
+    let confirm = token_of(&card, Action::ConfirmRerun);
+    // A second Run again while one waits is refused.
+    bot.handle(incoming(
+        press("U1", &answer_id, Action::RunAgain, &token),
+        &outbox,
+    ))
+    .await;
+    assert!(
+        texts(&outbox, Role::Notice)
+            .last()
+            .is_some_and(|t| t.contains("already waiting"))
+    );
+    // Only the requester confirms.
+    bot.handle(incoming(
+        press("U2", &card_id, Action::ConfirmRerun, &confirm),
+        &outbox,
+    ))
+    .await;
+    assert!(outbox.visible.lock().expect("v").contains_key(&card_id));
+    let before = outbox.log().len();
+    bot.handle(incoming(
+        press("U1", &card_id, Action::ConfirmRerun, &confirm),
+        &outbox,
+    ))
+    .await;
+    let log = outbox.log()[before..].to_vec();
+    // The card goes first, then the answer is replaced in place: never a second answer.
+    assert_eq!(log[0], Op::Delete(vec![card_id.clone()]));
+    assert!(matches!(&log[1], Op::Replace(old, _) if *old == vec![answer_id.clone()]));
+    assert_eq!(texts(&outbox, Role::Answer), ["again"]);
+    // The same confirmation cannot run it twice.
+    bot.handle(incoming(
+        press("U1", &card_id, Action::ConfirmRerun, &confirm),
+        &outbox,
+    ))
+    .await;
+    assert!(
+        texts(&outbox, Role::Notice)
+            .last()
+            .is_some_and(|t| t.contains("expired"))
+    );
+    assert_eq!(outbox.of_role(Role::Answer).len(), 1);
+    // The rerun's answer has live buttons again.
+    let (new_id, new_answer) = outbox.of_role(Role::Answer).remove(0);
+    let token = token_of(&new_answer, Action::RunAgain);
+    bot.handle(incoming(
+        press("U1", &new_id, Action::RunAgain, &token),
+        &outbox,
+    ))
+    .await;
+    let card = outbox.of_role(Role::Notice).last().cloned().expect("card");
+    let cancel = token_of(&card.1, Action::CancelRerun);
+    bot.handle(incoming(
+        press("U1", &card.0, Action::CancelRerun, &cancel),
+        &outbox,
+    ))
+    .await;
+    assert!(!outbox.visible.lock().expect("v").contains_key(&card.0));
+    assert_eq!(outbox.of_role(Role::Answer).len(), 1);
+}
+
+#[tokio::test]
+async fn an_edit_expires_a_pending_confirmation_and_replaces_the_answer() {
+    let outbox = Memory::new(Limits::DISCORD);
+    let bot = conductor(interpreter(&Arc::new(Semaphore::new(0)), None));
+    bot.handle(incoming(message("m1", "!echo old"), &outbox))
+        .await;
+    let (answer_id, answer) = outbox.of_role(Role::Answer).remove(0);
+    let token = token_of(&answer, Action::RunAgain);
+    bot.handle(incoming(
+        press("U1", &answer_id, Action::RunAgain, &token),
+        &outbox,
+    ))
+    .await;
+    let (card_id, card) = outbox.of_role(Role::Notice).remove(0);
+    let confirm = token_of(&card, Action::ConfirmRerun);
+    let edit = Event {
+        revision: 1,
+        kind: EventKind::Edited {
+            text: "!echo new".into(),
+        },
+        ..message("m1", "")
+    };
+    bot.handle(incoming(edit, &outbox)).await;
+    assert!(!outbox.visible.lock().expect("v").contains_key(&card_id));
+    assert_eq!(texts(&outbox, Role::Answer), ["new"]);
+    bot.handle(incoming(
+        press("U1", &card_id, Action::ConfirmRerun, &confirm),
+        &outbox,
+    ))
+    .await;
+    assert_eq!(
+        texts(&outbox, Role::Answer),
+        ["new"],
+        "the old text never ran again"
+    );
+    assert!(
+        texts(&outbox, Role::Notice)
+            .last()
+            .is_some_and(|t| t.contains("expired"))
+    );
+}
+
+#[tokio::test]
+async fn an_edit_racing_a_running_command_owns_the_answer() {
+    let outbox = Memory::new(Limits::DISCORD);
+    let gate = Arc::new(Semaphore::new(0));
+    let bot = conductor(interpreter(&gate, None));
+    let first = tokio::spawn({
+        let bot = Arc::clone(&bot);
+        let event = incoming(message("m1", "!wait"), &outbox);
+        async move { bot.handle(event).await }
+    });
+    // The first run is waiting at its gate when the edit arrives.
+    entered().acquire().await.expect("entered").forget();
+    let edit = Event {
+        revision: 1,
+        kind: EventKind::Edited {
+            text: "!echo edited".into(),
+        },
+        ..message("m1", "")
+    };
+    bot.handle(incoming(edit, &outbox)).await;
+    assert_eq!(texts(&outbox, Role::Answer), ["edited"]);
+    // The obsolete run finishes later and publishes nothing.
+    gate.add_permits(1);
+    first.await.expect("no panic");
+    assert_eq!(texts(&outbox, Role::Answer), ["edited"]);
+}
+
+#[tokio::test]
+async fn expired_buttons_explain_how_to_resend_and_help_shows_the_commands_help() {
+    let outbox = Memory::new(Limits::DISCORD);
+    let bot = conductor(interpreter(&Arc::new(Semaphore::new(0)), None));
+    bot.handle(incoming(
+        press("U1", "b9", Action::RunAgain, "c999"),
+        &outbox,
+    ))
+    .await;
+    assert_eq!(texts(&outbox, Role::Notice), [EXPIRED_BUTTON]);
+    bot.handle(incoming(message("m1", "!echo x"), &outbox))
+        .await;
+    let (id, answer) = outbox.of_role(Role::Answer).remove(0);
+    let token = token_of(&answer, Action::Help);
+    bot.handle(incoming(press("U2", &id, Action::Help, &token), &outbox))
+        .await;
+    let help = texts(&outbox, Role::Notice);
+    assert!(help.last().is_some_and(|h| h.contains("echo")), "{help:?}");
+    bot.handle(incoming(
+        press("U2", &id, Action::ShowDetails, &token),
+        &outbox,
+    ))
+    .await;
+    assert_eq!(
+        texts(&outbox, Role::Notice).last().map(String::as_str),
+        Some("No tool calls were made for this answer.")
+    );
+}
+
+#[tokio::test]
+async fn a_long_answer_is_an_excerpt_with_the_exact_answer_md() {
+    let outbox = Memory::new(Limits::DISCORD);
+    let bot = conductor(interpreter(&Arc::new(Semaphore::new(0)), None));
+    let long = "lorem ipsum ".repeat(500);
+    bot.handle(incoming(message("m1", &format!("!echo {long}")), &outbox))
+        .await;
+    let answers = outbox.of_role(Role::Answer);
+    assert_eq!(answers.len(), 1);
+    let file = answers[0].1.attachment.as_ref().expect("answer.md");
+    assert_eq!(file.name, "answer.md");
+    assert_eq!(file.content, long);
+    assert!(
+        answers[0]
+            .1
+            .text
+            .ends_with(yetibot_chat_adapters::EXCERPT_NOTE)
+    );
+    assert_eq!(answers[0].1.buttons.len(), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_command_past_its_deadline_is_stopped_and_reported() {
+    let outbox = Memory::new(Limits::DISCORD);
+    let bot = Arc::new(Conductor::new(
+        Arc::new(interpreter(&Arc::new(Semaphore::new(0)), None)),
+        ConductorOptions {
+            deadline: Duration::from_secs(60),
+            ..ConductorOptions::default()
+        },
+    ));
+    bot.handle(incoming(message("m1", "!wait"), &outbox)).await;
+    let answers = outbox.of_role(Role::Answer);
+    assert_eq!(answers.len(), 1);
+    assert!(answers[0].1.error);
+    assert!(
+        answers[0]
+            .1
+            .text
+            .contains("did not finish within 1 minutes"),
+        "{}",
+        answers[0].1.text
+    );
+}
+
+fn policy() -> ToolPolicy {
+    let natives = yetibot_bot_core::native_tools();
+    let config = PolicyConfig {
+        toolsets: &[],
+        default_toolset: None,
+        max_tool_calls: None,
+    };
+    let known = KnownNames {
+        servers: Vec::new(),
+        providers: Vec::new(),
+        with_github_api_token: Vec::new(),
+        native_tools: &natives,
+    };
+    ToolPolicy::from_config(&config, &known).expect("an empty policy is valid")
+}
+
+fn ai(fixture: &Fixture) -> yetibot_bot_core::ai::AiServices {
+    let providers = ProviderSet::from_config(
+        None,
+        &[ProviderConfig {
+            name: Some("local".into()),
+            url: Some(fixture.url("/v1")),
+            model: Some("m1".into()),
+            ..ProviderConfig::default()
+        }],
+    )
+    .expect("providers");
+    yetibot_bot_core::ai::AiServices::new(
+        Client::new(ClientOptions::default()).expect("client"),
+        providers,
+        Host::new(ServerSet::default(), HostOptions::new()).expect("host"),
+        policy(),
+        Arc::new(tokio::time::Instant::now),
+    )
+}
+
+fn tool_call(name: &str) -> String {
+    json!({
+        "choices": [{
+            "message": {"role": "assistant", "content": null, "tool_calls": [{
+                "id": "call_1", "type": "function",
+                "function": {"name": name, "arguments": "{}"},
+            }]},
+            "finish_reason": "tool_calls",
+        }],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 3},
+    })
+    .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ai_request_shows_its_status_card_until_the_captioned_answer_is_out() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(tool_call("yetibot__help")),
+    );
+    // The second turn takes a moment, so the card's edit for the finished call shows.
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion("Here is **help**.")).slow(Duration::from_millis(300)),
+    );
+    let outbox = Memory::new(Limits::DISCORD);
+    let bot = conductor(interpreter(
+        &Arc::new(Semaphore::new(0)),
+        Some(ai(&fixture)),
+    ));
+    bot.handle(incoming(message("m1", "!ai What can you do?"), &outbox))
+        .await;
+    let log = outbox.log();
+    // Working card first, its edit with the finished call, the answer, then the card goes.
+    let Op::Post(card) = &log[0] else {
+        panic!("the card first: {log:?}")
+    };
+    assert!(
+        log.iter()
+            .any(|op| matches!(op, Op::Replace(old, _) if old == card)),
+        "{log:?}"
+    );
+    let answer_at = log
+        .iter()
+        .position(|op| matches!(op, Op::Post(ids) if ids != card))
+        .expect("an answer");
+    let deleted_at = log
+        .iter()
+        .position(|op| matches!(op, Op::Delete(_)))
+        .expect("the card removed");
+    assert!(answer_at < deleted_at, "{log:?}");
+    assert!(outbox.of_role(Role::Status).is_empty());
+    let answers = outbox.of_role(Role::Answer);
+    assert_eq!(answers.len(), 1);
+    let answer = &answers[0].1;
+    assert_eq!(answer.text, "Here is **help**.");
+    let caption = answer.caption.as_deref().expect("a caption");
+    assert!(
+        caption.starts_with("m1 · ") && caption.contains("1 tool"),
+        "{caption}"
+    );
+    let token = token_of(answer, Action::ShowDetails);
+    bot.handle(incoming(
+        press("U2", &answers[0].0, Action::ShowDetails, &token),
+        &outbox,
+    ))
+    .await;
+    let details = texts(&outbox, Role::Notice);
+    assert_eq!(
+        details.last().map(String::as_str),
+        Some(
+            "Tool calls of this answer:\n1. `yetibot/help`: ok\n\nBudget: 1 of 6 host calls used."
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_in_a_thread_carries_the_thread_and_an_unreadable_one_sends_nothing() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion("Still blue.")),
+    );
+    let outbox = Memory::new(Limits::DISCORD);
+    *outbox.thread.lock().expect("thread") = Ok(vec![
+        HistoryMessage {
+            author: "name-U1".into(),
+            text: "What colour is the sky?".into(),
+            from_bot: false,
+        },
+        HistoryMessage {
+            author: "yetibot".into(),
+            text: "Blue.".into(),
+            from_bot: true,
+        },
+    ]);
+    let bot = conductor(interpreter(
+        &Arc::new(Semaphore::new(0)),
+        Some(ai(&fixture)),
+    ));
+    let mut event = message("m1", "!ai --no-tools And at night?");
+    event.place = place(Some("t1"));
+    bot.handle(incoming(event, &outbox)).await;
+    assert_eq!(texts(&outbox, Role::Answer), ["Still blue."]);
+    let requests = fixture.requests();
+    assert_eq!(requests.len(), 1);
+    let body: Value = serde_json::from_slice(&requests[0].body).expect("json");
+    let messages = body["messages"].as_array().expect("messages");
+    let roles: Vec<&str> = messages.iter().filter_map(|m| m["role"].as_str()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user"]);
+    assert_eq!(messages[2]["content"], "Blue.");
+    assert_eq!(messages[3]["content"], "And at night?");
+    // A thread that cannot be read completely: an error, and no request.
+    *outbox.thread.lock().expect("thread") = Err(HistoryError::Unavailable("missing permission"));
+    let mut event = message("m2", "!ai --no-tools Again?");
+    event.place = place(Some("t1"));
+    bot.handle(incoming(event, &outbox)).await;
+    let answers = outbox.of_role(Role::Answer);
+    assert!(
+        answers
+            .last()
+            .is_some_and(|(_, m)| m.error && m.text.contains("missing permission"))
+    );
+    assert_eq!(fixture.requests().len(), 1);
+}
