@@ -160,8 +160,9 @@ fn serve_until_stopped() -> ExitCode {
     runtime.block_on(serve(config))
 }
 
-/// Runs until a shutdown signal: the command interpreter over the history store (with
-/// its writer) and background model discovery now; adapters are wired in here as they land.
+/// Runs until a shutdown signal: the web console (and, as they land, the other chat
+/// adapters) feeding the supervisor, which runs each message under the conductor; the
+/// history writer; and background model discovery.
 async fn serve(config: Config) -> ExitCode {
     // Install the handlers before announcing readiness, so a signal sent right after the
     // announcement is never handled by the default action instead.
@@ -198,8 +199,23 @@ async fn serve(config: Config) -> ExitCode {
             }
         };
     tracing::info!("history store ready: {}", config.store.describe());
-    let interpreter = wiring.interpreter;
     let writer = wiring.writer.map(|writer| tokio::spawn(writer.run()));
+    let conductor = std::sync::Arc::new(yetibot_bot_core::chat::Conductor::new(
+        std::sync::Arc::new(wiring.interpreter),
+        yetibot_bot_core::chat::ConductorOptions::default(),
+    ));
+    let (intake, events) = yetibot_chat_adapters::intake(yetibot_bin::serve::INTAKE_CAPACITY);
+    let console = match config.web {
+        None => None,
+        Some(addr) => match console(&config, addr, intake.clone()).await {
+            Ok(console) => Some(console),
+            Err(error) => {
+                tracing::error!("{error}");
+                return ExitCode::FAILURE;
+            }
+        },
+    };
+    drop(intake);
     let discovering = if config.providers.is_empty() {
         false
     } else if let Err(error) = cache.configure(&discovery::listings(&config.providers)) {
@@ -220,26 +236,97 @@ async fn serve(config: Config) -> ExitCode {
         }
     };
     tracing::info!(
-        "yetibot is running; model discovery {}; no chat adapter is configured yet. Press Ctrl-C to stop.",
+        "yetibot is running; model discovery {}. Press Ctrl-C to stop.",
         if discovering {
             "refreshes every 30 s"
         } else {
             "is off"
         }
     );
-    let signal = tokio::select! {
-        signal = shutdown.recv() => signal,
-        () = background => "the end of background work",
+    // The URL carries the console's access token: it goes to standard output once, for the
+    // operator, and never into the logs.
+    match &console {
+        Some(console) => {
+            let mut stdout = std::io::stdout().lock();
+            let _ = writeln!(stdout, "Open the web console: {}", console.url());
+            let _ = stdout.flush();
+        }
+        None => tracing::info!("the web console is off (:yetibot :web :enabled false)"),
+    }
+    let (console_stop, console_stopped) = tokio::sync::oneshot::channel::<()>();
+    let console_run = async move {
+        if let Some(console) = console {
+            console
+                .serve(async move {
+                    let _ = console_stopped.await;
+                })
+                .await;
+        }
     };
-    tracing::info!("received {signal}, shutting down");
-    // Without the interpreter the history queue closes; the writer stores what is left.
-    drop(interpreter);
+    let stop = async move {
+        let signal = tokio::select! {
+            signal = shutdown.recv() => signal,
+            () = background => "the end of background work",
+        };
+        tracing::info!("received {signal}, shutting down: no new messages are taken");
+    };
+    let supervised = async move {
+        let report = yetibot_bin::serve::supervise(
+            events,
+            std::sync::Arc::clone(&conductor),
+            stop,
+            yetibot_bin::serve::SHUTDOWN_GRACE,
+        )
+        .await;
+        // Adapters stop only after the last answers went out.
+        let _ = console_stop.send(());
+        drop(conductor);
+        report
+    };
+    let (report, ()) = tokio::join!(supervised, console_run);
+    if report.cancelled > 0 {
+        tracing::warn!(
+            "{} request(s) still running after {:?} were cancelled",
+            report.cancelled,
+            yetibot_bin::serve::SHUTDOWN_GRACE
+        );
+    }
+    // The interpreter went with the conductor, so the history queue is closed; the writer
+    // stores what is left.
     if let Some(writer) = writer
         && tokio::time::timeout(WRITER_GRACE, writer).await.is_err()
     {
         tracing::warn!("history records still queued after {WRITER_GRACE:?} were not stored");
     }
+    tracing::info!("stopped");
     ExitCode::SUCCESS
+}
+
+/// Binds the web console for the local operator.
+async fn console(
+    config: &Config,
+    addr: std::net::SocketAddr,
+    intake: yetibot_chat_adapters::Intake,
+) -> Result<yetibot_chat_adapters::web::Console, yetibot_chat_adapters::web::ConsoleError> {
+    use yetibot_chat_adapters::Author;
+    use yetibot_chat_adapters::web::{AccessToken, Console, ConsoleBounds, ConsoleOptions};
+    let options = ConsoleOptions {
+        addr,
+        token: AccessToken::generate()?,
+        operator: Author {
+            id: config.local.user_id.clone(),
+            name: config.local.user_name.clone(),
+            is_bot: false,
+        },
+        bot: Author {
+            id: "yetibot".to_owned(),
+            name: "yetibot".to_owned(),
+            is_bot: true,
+        },
+        connection: "local".to_owned(),
+        bounds: ConsoleBounds::default(),
+    };
+    Console::bind(options, intake).await
 }
 
 /// How long shutdown waits for queued history records to be stored.

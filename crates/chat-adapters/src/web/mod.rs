@@ -351,3 +351,124 @@ impl Outbox for ConsoleOutbox {
         Box::pin(async move { self.state.thread_history(place, before, limits) })
     }
 }
+
+/// `:yetibot :web`: where the console listens, and whether it runs.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct WebConfig {
+    /// Whether the console runs (default true).
+    pub enabled: Option<bool>,
+    /// The loopback address to listen on: `127.0.0.1` (the default), `::1` or `localhost`.
+    pub host: Option<String>,
+    /// The port (default [`DEFAULT_PORT`]; 0 picks a free one).
+    pub port: Option<i64>,
+}
+
+/// A configuration problem of the `:web` section: the key and a reason that never quotes
+/// the value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{key}: {reason}")]
+pub struct WebConfigError {
+    /// The key, relative to the `:web` map.
+    pub key: &'static str,
+    /// What is wrong.
+    pub reason: &'static str,
+}
+
+/// The console's address from its configuration, or `None` when it is turned off.
+///
+/// # Errors
+///
+/// A host that is not a loopback address (the console never listens elsewhere) or a port
+/// outside 0–65535.
+pub fn web_address(config: &WebConfig) -> Result<Option<SocketAddr>, Vec<WebConfigError>> {
+    let mut problems = Vec::new();
+    let host = config.host.as_deref().map(str::trim).unwrap_or("127.0.0.1");
+    let ip: Option<std::net::IpAddr> = if host.eq_ignore_ascii_case("localhost") {
+        Some(std::net::Ipv4Addr::LOCALHOST.into())
+    } else {
+        host.trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse()
+            .ok()
+    };
+    match ip {
+        Some(ip) if ip.is_loopback() => {}
+        Some(_) => problems.push(WebConfigError {
+            key: "host",
+            reason: "must be a loopback address (127.0.0.1, ::1 or localhost): the console is for this machine only",
+        }),
+        None => problems.push(WebConfigError {
+            key: "host",
+            reason: "must be an IP address or localhost",
+        }),
+    }
+    let port = match config.port {
+        None => Some(DEFAULT_PORT),
+        Some(port) => u16::try_from(port).ok(),
+    };
+    if port.is_none() {
+        problems.push(WebConfigError {
+            key: "port",
+            reason: "must be a whole number from 0 to 65535",
+        });
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    if config.enabled == Some(false) {
+        return Ok(None);
+    }
+    Ok(ip.zip(port).map(|(ip, port)| SocketAddr::new(ip, port)))
+}
+
+#[cfg(test)]
+mod config_tests {
+    use super::*;
+
+    fn check(
+        host: Option<&str>,
+        port: Option<i64>,
+    ) -> Result<Option<SocketAddr>, Vec<&'static str>> {
+        web_address(&WebConfig {
+            enabled: None,
+            host: host.map(str::to_owned),
+            port,
+        })
+        .map_err(|problems| problems.into_iter().map(|p| p.key).collect())
+    }
+
+    #[test]
+    fn the_console_address_is_loopback_only() {
+        assert_eq!(
+            check(None, None),
+            Ok(Some("127.0.0.1:3003".parse().expect("addr")))
+        );
+        assert_eq!(
+            check(Some("::1"), Some(8080)),
+            Ok(Some("[::1]:8080".parse().expect("addr")))
+        );
+        assert_eq!(
+            check(Some("[::1]"), Some(0)),
+            Ok(Some("[::1]:0".parse().expect("addr")))
+        );
+        assert_eq!(
+            check(Some("localhost"), None),
+            Ok(Some("127.0.0.1:3003".parse().expect("addr")))
+        );
+        assert_eq!(check(Some("0.0.0.0"), None), Err(vec!["host"]));
+        assert_eq!(
+            check(Some("192.168.1.2"), Some(70_000)),
+            Err(vec!["host", "port"])
+        );
+        assert_eq!(
+            check(Some("example.org"), Some(-1)),
+            Err(vec!["host", "port"])
+        );
+        let off = WebConfig {
+            enabled: Some(false),
+            ..WebConfig::default()
+        };
+        assert_eq!(web_address(&off), Ok(None));
+    }
+}

@@ -115,6 +115,8 @@ pub struct Config {
     /// The published release notes `release_info`'s `latest` view reads
     /// (`:yetibot :release-info :feed-url`).
     pub release_feed: Option<yetibot_bot_core::ReleaseFeed>,
+    /// Where the local web console listens (`:yetibot :web`), `None` when it is off.
+    pub web: Option<std::net::SocketAddr>,
     /// Every inline credential, for redaction. Key files are not read here: their tokens join
     /// a request's own set when that request resolves them.
     pub secrets: Secrets,

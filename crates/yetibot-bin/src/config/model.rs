@@ -34,6 +34,7 @@ struct Yetibot {
     history: HistoryConfig,
     #[serde(rename = "release-info")]
     release_info: ReleaseInfoConfig,
+    web: yetibot_chat_adapters::web::WebConfig,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -80,6 +81,7 @@ pub(super) fn validate(
         db,
         history,
         release_info,
+        web,
     } = root.yetibot;
     let mut problems = Vec::new();
 
@@ -194,6 +196,17 @@ pub(super) fn validate(
         .ok()
         .flatten();
 
+    let web = yetibot_chat_adapters::web::web_address(&web)
+        .map_err(|errors| {
+            problems.extend(
+                errors
+                    .iter()
+                    .map(|e| Problem::new(format!("yetibot.web.{}", e.key), e.reason)),
+            );
+        })
+        .ok()
+        .flatten();
+
     let store = Backend::from_config(&db)
         .map_err(|errors| problems.extend(errors.iter().map(|e| prefixed("yetibot.db", e))))
         .ok();
@@ -258,6 +271,7 @@ pub(super) fn validate(
         store,
         history_enabled: history.disabled != Some(true),
         release_feed,
+        web,
         secrets,
         notes,
     })

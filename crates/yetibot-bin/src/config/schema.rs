@@ -215,6 +215,17 @@ pub(crate) static YETIBOT: Shape = Shape::Section {
         ),
         field("db", &DB),
         field(
+            "web",
+            &Shape::Section {
+                open: false,
+                fields: &[
+                    field("enabled", &BOOL),
+                    field("host", &STR),
+                    field("port", &INT),
+                ],
+            },
+        ),
+        field(
             "release-info",
             &Shape::Section {
                 open: false,

@@ -192,6 +192,13 @@ fn write_summary(config: &Config, out: &mut String) -> std::fmt::Result {
             "disabled"
         }
     )?;
+    match &config.web {
+        Some(addr) => writeln!(
+            out,
+            "Web console: http://{addr}/ (the access token is printed when the bot starts)"
+        )?,
+        None => writeln!(out, "Web console: off")?,
+    }
     writeln!(
         out,
         "Release notes: bundled{}",

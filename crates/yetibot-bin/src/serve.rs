@@ -1,0 +1,115 @@
+//! The running bot: the web console and every configured chat adapter feed one intake, and
+//! the supervisor runs each event as its own task under the conductor.
+//!
+//! A request that panics is caught: its user gets an error reply, the panic hook has logged
+//! the location (redacted), and the bot carries on. On shutdown the intake closes first (the
+//! console answers new messages with 503), requests already taken get [`SHUTDOWN_GRACE`] to
+//! finish and are then cancelled, and only then do the adapters stop, so that the last
+//! answers are still delivered.
+
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::FutureExt as _;
+use tokio::task::JoinSet;
+use yetibot_bot_core::chat::Conductor;
+use yetibot_chat_adapters::{Events, Incoming, Outgoing, Role};
+
+/// How long running requests may finish after a shutdown signal.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// How many events may wait for a task at once; a full intake answers "busy".
+pub const INTAKE_CAPACITY: usize = 256;
+
+/// What a user sees when their request panicked.
+pub const PANIC_REPLY: &str = "💥 Something went wrong inside the bot while handling this message. It was logged; please try again. 💥";
+
+/// What the supervisor did, for the shutdown log line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Requests started.
+    pub started: u64,
+    /// Requests that panicked.
+    pub panicked: u64,
+    /// Requests cancelled at the end of the grace period.
+    pub cancelled: u64,
+}
+
+/// Runs every event from `events` as its own task until `stop` completes, then stops taking
+/// events, starts the ones already queued, lets all of them finish for up to `grace` and
+/// cancels the rest.
+pub async fn supervise(
+    mut events: Events,
+    conductor: Arc<Conductor>,
+    stop: impl Future<Output = ()>,
+    grace: Duration,
+) -> Report {
+    let mut report = Report::default();
+    let mut tasks = JoinSet::new();
+    tokio::pin!(stop);
+    // With no adapter left to send events, the bot still runs (discovery, the history
+    // writer) until it is told to stop.
+    let mut open = true;
+    loop {
+        tokio::select! {
+            () = &mut stop => break,
+            Some(done) = tasks.join_next(), if !tasks.is_empty() => note(&mut report, &done),
+            incoming = events.next(), if open => match incoming {
+                Some(incoming) => start(&mut tasks, &conductor, incoming, &mut report),
+                None => open = false,
+            },
+        }
+    }
+    events.close();
+    while let Some(incoming) = events.next().await {
+        start(&mut tasks, &conductor, incoming, &mut report);
+    }
+    let drain = async {
+        while let Some(done) = tasks.join_next().await {
+            note(&mut report, &done);
+        }
+    };
+    if tokio::time::timeout(grace, drain).await.is_err() {
+        report.cancelled = u64::try_from(tasks.len()).unwrap_or(u64::MAX);
+        tasks.abort_all();
+        while tasks.join_next().await.is_some() {}
+    }
+    report
+}
+
+fn note(report: &mut Report, done: &Result<bool, tokio::task::JoinError>) {
+    if matches!(done, Ok(false)) {
+        report.panicked += 1;
+    }
+}
+
+/// Starts one request. The task answers `true` when it finished, `false` when it panicked
+/// (after telling the user).
+fn start(
+    tasks: &mut JoinSet<bool>,
+    conductor: &Arc<Conductor>,
+    incoming: Incoming,
+    report: &mut Report,
+) {
+    report.started += 1;
+    let conductor = Arc::clone(conductor);
+    tasks.spawn(async move {
+        let place = incoming.event.place.clone();
+        let outbox = Arc::clone(&incoming.outbox);
+        let adapter = place.adapter;
+        let handled = AssertUnwindSafe(conductor.handle(incoming))
+            .catch_unwind()
+            .await;
+        if handled.is_ok() {
+            return true;
+        }
+        // The panic hook has already reported where (redacted); this says which adapter,
+        // never what the message said.
+        tracing::error!(adapter = %adapter, "a request panicked; its user was sent an error reply");
+        let reply = Outgoing::text(Role::Answer, PANIC_REPLY).as_error();
+        let _ = outbox.post(&place, vec![reply]).await;
+        false
+    });
+}
