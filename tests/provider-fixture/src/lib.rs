@@ -3,6 +3,7 @@
 //! The server runs on the caller's tokio runtime; dropping the [`Fixture`] stops accepting
 //! connections.
 
+pub mod client;
 mod reply;
 pub mod script;
 mod server;

@@ -48,7 +48,8 @@ pub const DEFAULT_PORT: u16 = 3003;
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a client may take to send a request's body.
 pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
-/// How often an idle event stream sends a comment, so proxies and browsers keep it open.
+/// How often an idle event stream sends a comment by default, so proxies and browsers keep
+/// it open and a closed page's stream is noticed (its slot is freed at the next write).
 pub const PING_INTERVAL: Duration = Duration::from_secs(15);
 /// How long open connections may finish once the console stops.
 pub const STOP_GRACE: Duration = Duration::from_secs(2);
@@ -71,6 +72,8 @@ pub struct ConsoleBounds {
     pub max_connections: usize,
     /// How many updates a reconnecting page can catch up on before it must reload.
     pub log_capacity: usize,
+    /// How often an idle event stream sends a ping comment.
+    pub ping_interval: Duration,
 }
 
 impl Default for ConsoleBounds {
@@ -83,6 +86,7 @@ impl Default for ConsoleBounds {
             max_event_streams: 16,
             max_connections: 64,
             log_capacity: 4_096,
+            ping_interval: PING_INTERVAL,
         }
     }
 }

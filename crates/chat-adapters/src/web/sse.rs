@@ -16,9 +16,9 @@ use hyper::body::Frame;
 use serde_json::json;
 use tokio::sync::watch;
 
+use super::Shared;
 use super::api::{Body, error_response, secure};
 use super::state::{Catchup, State};
-use super::{PING_INTERVAL, Shared};
 
 /// Counts an open stream for as long as it lives.
 struct Slot(Arc<Shared>);
@@ -31,6 +31,7 @@ impl Drop for Slot {
 
 struct Stream {
     state: Arc<State>,
+    ping: std::time::Duration,
     changes: watch::Receiver<u64>,
     closing: watch::Receiver<bool>,
     last: u64,
@@ -59,6 +60,7 @@ pub(crate) fn stream(shared: &Arc<Shared>, after: Option<u64>) -> Response<Body>
     let mut pending = VecDeque::new();
     pending.push_back(Bytes::from(format!("event: hello\ndata: {hello}\n\n")));
     let stream = Stream {
+        ping: shared.bounds.ping_interval,
         changes: state.subscribe(),
         closing: shared.closing.clone(),
         last: after.unwrap_or(now),
@@ -109,7 +111,7 @@ async fn next_frame(mut stream: Stream) -> Option<(Result<Frame<Bytes>, Infallib
                 }
             }
             _ = stream.closing.changed() => return None,
-            () = tokio::time::sleep(PING_INTERVAL) => {
+            () = tokio::time::sleep(stream.ping) => {
                 stream.pending.push_back(Bytes::from_static(b": ping\n\n"));
             }
         }

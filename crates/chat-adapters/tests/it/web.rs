@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use yetibot_chat_adapters::web::{AccessToken, Console, ConsoleBounds, ConsoleOptions};
 use yetibot_chat_adapters::{
@@ -105,112 +105,12 @@ impl Running {
     }
 }
 
-#[derive(Debug)]
-struct Response {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-}
-
-impl Response {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|_| {
-            panic!("a JSON body, got {:?}", String::from_utf8_lossy(&self.body))
-        })
-    }
-}
-
-/// One HTTP/1.1 request on a new connection, read until the server closes it.
-async fn raw(
-    addr: SocketAddr,
-    method: &str,
-    path: &str,
-    headers: &[(&str, String)],
-    body: &[u8],
-) -> Response {
-    let mut stream = TcpStream::connect(addr).await.expect("connect");
-    let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
-    for (name, value) in headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    if !body.is_empty() || method == "POST" {
-        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
-    }
-    head.push_str("\r\n");
-    stream.write_all(head.as_bytes()).await.expect("write head");
-    stream.write_all(body).await.expect("write body");
-    read_response(&mut stream).await
-}
-
-async fn read_response(stream: &mut TcpStream) -> Response {
-    let mut bytes = Vec::new();
-    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut bytes))
-        .await
-        .expect("the response in time")
-        .expect("read");
-    parse_response(&bytes)
-}
-
-fn parse_response(bytes: &[u8]) -> Response {
-    let split = bytes
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .expect("a response head");
-    let head = String::from_utf8_lossy(&bytes[..split]).into_owned();
-    let mut lines = head.split("\r\n");
-    let status = lines
-        .next()
-        .and_then(|l| l.split(' ').nth(1))
-        .and_then(|s| s.parse().ok())
-        .expect("a status");
-    let headers: Vec<(String, String)> = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned()))
-        .collect();
-    let mut body = bytes[split + 4..].to_vec();
-    if headers
-        .iter()
-        .any(|(n, v)| n.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"))
-    {
-        body = dechunk(&body);
-    }
-    Response {
-        status,
-        headers,
-        body,
-    }
-}
-
-fn dechunk(mut bytes: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    while let Some(end) = bytes.windows(2).position(|w| w == b"\r\n") {
-        let size =
-            usize::from_str_radix(String::from_utf8_lossy(&bytes[..end]).trim(), 16).unwrap_or(0);
-        if size == 0 {
-            break;
-        }
-        out.extend_from_slice(&bytes[end + 2..end + 2 + size]);
-        bytes = &bytes[end + 4 + size..];
-    }
-    out
-}
+use provider_fixture::client::{
+    EventStream, RawResponse as Response, read_response, request as raw,
+};
 
 fn assert_no_cors(response: &Response) {
-    assert!(
-        !response
-            .headers
-            .iter()
-            .any(|(n, _)| n.to_ascii_lowercase().starts_with("access-control-")),
-        "{:?}",
-        response.headers
-    );
+    assert!(!response.has_cors_headers(), "{:?}", response.headers);
 }
 
 #[tokio::test]
@@ -761,64 +661,19 @@ async fn replace_delete_threads_and_attachments_through_the_outbox() {
     console.stop().await;
 }
 
-/// Reads server-sent events from a raw stream until `count` events (not comments) arrived.
-async fn read_events(stream: &mut TcpStream, count: usize) -> Vec<(String, String, String)> {
-    let mut buffer = Vec::new();
-    let mut events = Vec::new();
-    while events.len() < count {
-        let mut chunk = [0u8; 4096];
-        let Ok(read) = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut chunk)).await
-        else {
-            panic!(
-                "events in time; so far: {:?}",
-                String::from_utf8_lossy(&buffer)
-            );
-        };
-        let n = read.expect("read");
-        assert!(n > 0, "the stream ended early");
-        buffer.extend_from_slice(&chunk[..n]);
-        let text = String::from_utf8_lossy(&buffer).into_owned();
-        events = text
-            .split("\n\n")
-            .filter_map(|block| {
-                let (mut id, mut name, mut data) = (String::new(), None, String::new());
-                for line in block.lines() {
-                    // Chunk-size lines of the transfer encoding are not SSE fields.
-                    if let Some(v) = line.strip_prefix("id: ") {
-                        id = v.to_owned();
-                    } else if let Some(v) = line.strip_prefix("event: ") {
-                        name = Some(v.to_owned());
-                    } else if let Some(v) = line.strip_prefix("data: ") {
-                        data = v.to_owned();
-                    }
-                }
-                name.map(|n| (id, n, data))
-            })
-            .collect();
-    }
-    events
-}
-
 async fn open_stream(
     console: &Running,
     last_event_id: Option<u64>,
     after: Option<u64>,
-) -> TcpStream {
-    let mut stream = TcpStream::connect(console.addr).await.expect("connect");
+) -> EventStream {
     let path = after.map_or("/api/events".to_owned(), |a| {
         format!("/api/events?after={a}")
     });
-    let mut head = format!(
-        "GET {path} HTTP/1.1\r\nHost: {}\r\nCookie: {}\r\n",
-        console.host(),
-        console.cookie()
-    );
+    let mut headers = vec![("Host", console.host()), ("Cookie", console.cookie())];
     if let Some(id) = last_event_id {
-        head.push_str(&format!("Last-Event-ID: {id}\r\n"));
+        headers.push(("Last-Event-ID", id.to_string()));
     }
-    head.push_str("\r\n");
-    stream.write_all(head.as_bytes()).await.expect("write");
-    stream
+    EventStream::open(console.addr, &path, &headers).await
 }
 
 #[tokio::test]
@@ -831,60 +686,48 @@ async fn live_updates_start_with_hello_and_resume_by_sequence() {
         16,
     )
     .await;
+    let send = |text: &'static str| json!({"room": "general", "text": text});
     let mut live = open_stream(&console, None, None).await;
-    let hello = read_events(&mut live, 1).await;
-    assert_eq!(hello[0].1, "hello");
-    let hello: Value = serde_json::from_str(&hello[0].2).expect("hello JSON");
+    assert_eq!(live.status().await, 200);
+    let hello = live.next().await;
+    assert_eq!(hello.event, "hello");
+    let hello: Value = serde_json::from_str(&hello.data).expect("hello JSON");
     assert_eq!(hello["seq"], 0);
     assert_eq!(hello["operator"]["id"], "op-1");
     console
-        .call(
-            "POST",
-            "/api/messages",
-            Some(&json!({"room": "general", "text": "one"})),
-        )
+        .call("POST", "/api/messages", Some(&send("one")))
         .await;
     let _ = console.next_event().await;
-    let events = read_events(&mut live, 1).await;
-    assert_eq!(events[0].0, "1");
-    assert_eq!(events[0].1, "update");
-    let update: Value = serde_json::from_str(&events[0].2).expect("update JSON");
+    let update = live.next().await;
+    assert_eq!((update.id.as_str(), update.event.as_str()), ("1", "update"));
+    let update: Value = serde_json::from_str(&update.data).expect("update JSON");
     assert_eq!(update["type"], "message");
     assert_eq!(update["message"]["text"], "one");
     drop(live);
     // Two more updates while the page was away; it comes back with Last-Event-ID 1.
     for text in ["two", "three"] {
         console
-            .call(
-                "POST",
-                "/api/messages",
-                Some(&json!({"room": "general", "text": text})),
-            )
+            .call("POST", "/api/messages", Some(&send(text)))
             .await;
         let _ = console.next_event().await;
     }
     let mut resumed = open_stream(&console, Some(1), Some(0)).await;
-    let events = read_events(&mut resumed, 3).await;
-    let ids: Vec<&str> = events[1..].iter().map(|e| e.0.as_str()).collect();
+    assert_eq!(resumed.next().await.event, "hello");
+    let ids = [resumed.next().await.id, resumed.next().await.id];
     assert_eq!(ids, ["2", "3"], "Last-Event-ID wins over ?after");
     drop(resumed);
     // The log keeps three updates: a page that saw only update 0 must reload.
     console
-        .call(
-            "POST",
-            "/api/messages",
-            Some(&json!({"room": "general", "text": "four"})),
-        )
+        .call("POST", "/api/messages", Some(&send("four")))
         .await;
     let _ = console.next_event().await;
     let mut stale = open_stream(&console, None, Some(0)).await;
-    let events = read_events(&mut stale, 2).await;
-    assert_eq!(events[1].1, "reset");
-    assert_eq!(events[1].0, "4");
-    // The console stops promptly with a stream still open.
+    assert_eq!(stale.next().await.event, "hello");
+    let reset = stale.next().await;
+    assert_eq!((reset.id.as_str(), reset.event.as_str()), ("4", "reset"));
+    // The console stops promptly with a stream still open, and closes it.
     console.stop().await;
-    let mut rest = Vec::new();
-    let _ = tokio::time::timeout(Duration::from_secs(5), stale.read_to_end(&mut rest)).await;
+    assert!(stale.closed().await);
 }
 
 #[tokio::test]
@@ -892,31 +735,29 @@ async fn event_streams_are_bounded() {
     let console = Running::start(
         ConsoleBounds {
             max_event_streams: 1,
+            ping_interval: Duration::from_millis(20),
             ..ConsoleBounds::default()
         },
         16,
     )
     .await;
     let mut first = open_stream(&console, None, None).await;
-    let _ = read_events(&mut first, 1).await;
+    assert_eq!(first.next().await.event, "hello");
     let second = console.call("GET", "/api/events", None).await;
     assert_eq!(second.status, 503);
+    assert!(second.json()["error"].is_string());
     drop(first);
-    // The slot frees once the first stream's connection is gone.
-    let mut reopened = None;
-    for _ in 0..100 {
+    // The slot frees once the first stream's connection is gone (the server notices the
+    // closed socket on its next write, a ping at the latest).
+    let mut reopened = false;
+    for _ in 0..200 {
         let mut stream = open_stream(&console, None, None).await;
-        let mut chunk = [0u8; 256];
-        let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut chunk))
-            .await
-            .expect("a reply")
-            .expect("read");
-        if String::from_utf8_lossy(&chunk[..n]).starts_with("HTTP/1.1 200") {
-            reopened = Some(stream);
+        if stream.status().await == 200 {
+            reopened = true;
             break;
         }
         tokio::task::yield_now().await;
     }
-    assert!(reopened.is_some());
+    assert!(reopened);
     console.stop().await;
 }
