@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 use clap::{Parser, Subcommand};
 use yetibot_bin::config::{self, Config, FileChoice, Invalid, environment};
 use yetibot_bin::discovery;
+use yetibot_bin::logging::{self, Role};
 use yetibot_discovery_cache::{Bounds, DiscoveryCache, Refresher};
 
 #[derive(Debug, Parser)]
@@ -19,6 +20,10 @@ use yetibot_discovery_cache::{Bounds, DiscoveryCache, Refresher};
     about = "Yetibot's AI commands for Discord and Slack"
 )]
 struct Cli {
+    /// How log lines on standard error are written: `human`, or `json` (one object per
+    /// line) for log collectors.
+    #[arg(long, global = true, value_enum, default_value_t = logging::Format::Human)]
+    log_format: logging::Format,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -49,10 +54,11 @@ fn main() -> ExitCode {
     // Before anything can panic: a panic message may quote data that holds a credential.
     yetibot_redaction::install_panic_hook(&PANIC_SECRETS);
     let cli = Cli::parse();
+    let format = cli.log_format;
     match cli.command.unwrap_or(Command::Serve) {
         Command::CheckConfig => check_config(),
-        Command::Serve => serve_until_stopped(),
-        Command::Run { json, expression } => run_once(&expression.join(" "), json),
+        Command::Serve => serve_until_stopped(format),
+        Command::Run { json, expression } => run_once(&expression.join(" "), json, format),
     }
 }
 
@@ -70,12 +76,13 @@ fn check_config() -> ExitCode {
 }
 
 /// `yetibot run`: one expression, answered on standard output.
-fn run_once(expression: &str, json: bool) -> ExitCode {
+fn run_once(expression: &str, json: bool, format: logging::Format) -> ExitCode {
     let config = match load() {
         Ok(config) => config,
         Err(invalid) => return report_invalid(&invalid),
     };
     let _ = PANIC_SECRETS.set(config.secrets.clone());
+    logging::init(format, &config, Role::Command);
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -118,7 +125,10 @@ fn run_once(expression: &str, json: bool) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // The expression itself is never logged: it may be a prompt.
+    tracing::debug!("running one command line as the local operator");
     let reply = runtime.block_on(interpreter.run(&config.local, expression));
+    tracing::debug!(failed = reply.error.is_some(), "the command line finished");
     let mut stdout = std::io::stdout().lock();
     if json {
         let _ = writeln!(stdout, "{}", yetibot_bin::commands::reply_json(&reply));
@@ -134,16 +144,13 @@ fn run_once(expression: &str, json: bool) -> ExitCode {
     }
 }
 
-fn serve_until_stopped() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_target(false)
-        .with_writer(std::io::stderr)
-        .init();
+fn serve_until_stopped(format: logging::Format) -> ExitCode {
     let config = match load() {
         Ok(config) => config,
         Err(invalid) => return report_invalid(&invalid),
     };
     let _ = PANIC_SECRETS.set(config.secrets.clone());
+    logging::init(format, &config, Role::Service);
     for line in config::summary(&config).lines() {
         tracing::info!("{line}");
     }

@@ -115,6 +115,9 @@ pub struct Config {
     /// The published release notes `release_info`'s `latest` view reads
     /// (`:yetibot :release-info :feed-url`).
     pub release_feed: Option<yetibot_bot_core::ReleaseFeed>,
+    /// How much the bot logs when `RUST_LOG` is not set (`:yetibot :log :level`, default
+    /// `info`).
+    pub log_level: crate::logging::Level,
     /// Every inline credential, for redaction. Key files are not read here: their tokens join
     /// a request's own set when that request resolves them.
     pub secrets: Secrets,

@@ -34,6 +34,14 @@ struct Yetibot {
     history: HistoryConfig,
     #[serde(rename = "release-info")]
     release_info: ReleaseInfoConfig,
+    log: LogConfig,
+}
+
+/// `:yetibot :log`: the binary's own section, since logging is set up by the binary.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct LogConfig {
+    level: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -80,6 +88,7 @@ pub(super) fn validate(
         db,
         history,
         release_info,
+        log,
     } = root.yetibot;
     let mut problems = Vec::new();
 
@@ -194,6 +203,17 @@ pub(super) fn validate(
         .ok()
         .flatten();
 
+    let log_level = match log.level.as_deref() {
+        None => Some(crate::logging::Level::default()),
+        Some(text) => crate::logging::Level::parse(text).or_else(|| {
+            problems.push(Problem::new(
+                "yetibot.log.level",
+                "must be one of trace, debug, info, warn, error, off",
+            ));
+            None
+        }),
+    };
+
     let store = Backend::from_config(&db)
         .map_err(|errors| problems.extend(errors.iter().map(|e| prefixed("yetibot.db", e))))
         .ok();
@@ -207,6 +227,7 @@ pub(super) fn validate(
         Some(local),
         Some(settings),
         Some(store),
+        Some(log_level),
     ) = (
         providers,
         servers,
@@ -216,6 +237,7 @@ pub(super) fn validate(
         local,
         settings,
         store,
+        log_level,
     )
     else {
         return Err(problems);
@@ -258,6 +280,7 @@ pub(super) fn validate(
         store,
         history_enabled: history.disabled != Some(true),
         release_feed,
+        log_level,
         secrets,
         notes,
     })
