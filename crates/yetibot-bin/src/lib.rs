@@ -3,4 +3,5 @@
 pub mod commands;
 pub mod config;
 pub mod discovery;
+pub mod doctor;
 pub mod logging;

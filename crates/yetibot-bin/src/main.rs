@@ -1,6 +1,7 @@
 //! The `yetibot` command: `yetibot` (or `yetibot serve`) runs the bot, `yetibot run '<expr>'`
 //! runs one command line and prints what a chat would show, `yetibot check-config`
-//! validates the configuration. Exit codes: 0 success, 1 a failed command or any other
+//! validates the configuration, `yetibot doctor` checks that the configured providers and
+//! MCP servers answer. Exit codes: 0 success, 1 a failed command, check or any other
 //! failure, 2 invalid configuration.
 
 use std::io::Write as _;
@@ -9,8 +10,8 @@ use std::sync::OnceLock;
 
 use clap::{Parser, Subcommand};
 use yetibot_bin::config::{self, Config, FileChoice, Invalid, environment};
-use yetibot_bin::discovery;
 use yetibot_bin::logging::{self, Role};
+use yetibot_bin::{discovery, doctor};
 use yetibot_discovery_cache::{Bounds, DiscoveryCache, Refresher};
 
 #[derive(Debug, Parser)]
@@ -45,6 +46,14 @@ enum Command {
     /// Load and validate the configuration, print a summary with secrets redacted, and exit:
     /// 0 when valid, 2 with every problem when not.
     CheckConfig,
+    /// Check every configured AI provider (model listing, context window, one small
+    /// tool-probe request) and MCP server (session and tool listing): exit 0 when all pass,
+    /// 1 when any fails, 2 when the configuration is invalid.
+    Doctor {
+        /// Send no tool probe, so that no request can cost money.
+        #[arg(long)]
+        no_probe: bool,
+    },
 }
 
 /// The configuration's credentials, for panic reports; set once the configuration loads.
@@ -59,6 +68,7 @@ fn main() -> ExitCode {
         Command::CheckConfig => check_config(),
         Command::Serve => serve_until_stopped(format),
         Command::Run { json, expression } => run_once(&expression.join(" "), json, format),
+        Command::Doctor { no_probe } => run_doctor(no_probe, format),
     }
 }
 
@@ -73,6 +83,17 @@ fn check_config() -> ExitCode {
         }
         Err(invalid) => report_invalid(&invalid),
     }
+}
+
+/// `yetibot doctor`: the checks of `yetibot_bin::doctor` on the loaded configuration.
+fn run_doctor(no_probe: bool, format: logging::Format) -> ExitCode {
+    let config = match load() {
+        Ok(config) => config,
+        Err(invalid) => return report_invalid(&invalid),
+    };
+    let _ = PANIC_SECRETS.set(config.secrets.clone());
+    logging::init(format, &config, Role::Command);
+    doctor::run(&config, doctor::Options { probe: !no_probe })
 }
 
 /// `yetibot run`: one expression, answered on standard output.

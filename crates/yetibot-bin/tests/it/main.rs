@@ -4,6 +4,7 @@
 mod ai;
 mod cf;
 mod discovery;
+mod doctor;
 mod logging;
 mod run;
 mod zen;
