@@ -69,6 +69,20 @@ impl ModelListing {
     }
 }
 
+/// Where a model's context window can be read, besides a configured `:context-length`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContextWindowSource {
+    /// Only the model listing, when it reports `context_length` or `max_model_len`.
+    Listing,
+    /// The listing, then Ollama's native API (`/api/ps`, `/api/show`; see
+    /// [`Client::ollama_context_window`](crate::Client::ollama_context_window)), because
+    /// Ollama's OpenAI-compatible listing never reports a window.
+    OllamaApi,
+}
+
+/// The port Ollama serves on unless told otherwise.
+const OLLAMA_DEFAULT_PORT: u16 = 11434;
+
 /// How the request authenticates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AuthKind {
@@ -120,6 +134,8 @@ pub struct Capabilities {
     pub sends_max_turns: bool,
     /// How the provider reports what a request cost, which decides how its usage is read.
     pub billing: Billing,
+    /// Where the model's context window can be detected.
+    pub context_window: ContextWindowSource,
 }
 
 /// How a provider reports cost in its usage.
@@ -194,6 +210,18 @@ pub(crate) fn derive(
         (WireApi::ChatCompletions, true) => OutputTokenParam::MaxTokens,
         (WireApi::ChatCompletions, false) => OutputTokenParam::MaxCompletionTokens,
     };
+    // Ollama is recognised by the port it listens on by default, the only trace its
+    // OpenAI-compatible API leaves in a base URL; behind a proxy on another port the
+    // listing is all there is, and `:context-length` fills the gap.
+    let context_window = if parsed
+        .as_ref()
+        .and_then(url::Url::port)
+        .is_some_and(|port| port == OLLAMA_DEFAULT_PORT)
+    {
+        ContextWindowSource::OllamaApi
+    } else {
+        ContextWindowSource::Listing
+    };
     let auth = match credential {
         Credential::None => AuthKind::None,
         Credential::Inline(key) if is_placeholder(key) => AuthKind::Placeholder,
@@ -206,6 +234,7 @@ pub(crate) fn derive(
         output_tokens,
         sends_max_turns: api == WireApi::Responses && native_tools,
         billing,
+        context_window,
     }
 }
 

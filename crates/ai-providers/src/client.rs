@@ -25,6 +25,11 @@ pub struct ProbeReport {
 /// own tool `yetibot/report_probe` (see [`probe_tool`]).
 pub const PROBE_TOOL: &str = "yetibot__report_probe";
 
+/// The output-token limit of the doctor probe's one request ([`Client::probe`]): enough for
+/// a tool call with a one-word argument, and small enough that the probe costs next to
+/// nothing on a paid provider.
+pub const PROBE_MAX_OUTPUT_TOKENS: u32 = 256;
+
 /// The function tool the doctor probe offers, the host's own `yetibot/report_probe`: it takes
 /// one string argument, `status`.
 #[must_use]
@@ -300,9 +305,9 @@ impl Client {
         .await
     }
 
-    /// The doctor probe: one small request offering a single function tool, reporting
-    /// whether a real, structured tool call came back. Text that merely looks like a call
-    /// does not count.
+    /// The doctor probe: one small request (at most [`PROBE_MAX_OUTPUT_TOKENS`] output
+    /// tokens) offering a single function tool, reporting whether a real, structured tool
+    /// call came back. Text that merely looks like a call does not count.
     ///
     /// # Errors
     ///
@@ -315,7 +320,7 @@ impl Client {
             ))],
             tools: vec![probe_tool()],
             tools_enabled: true,
-            max_output_tokens: Some(256),
+            max_output_tokens: Some(PROBE_MAX_OUTPUT_TOKENS),
             stream: false,
         };
         let turn = self.turn(provider, &request, &mut |_| {}).await?;

@@ -16,9 +16,10 @@ mod turn;
 mod usage;
 
 pub use capability::{
-    AuthKind, Billing, Capabilities, ModelListing, OutputTokenParam, is_placeholder_key,
+    AuthKind, Billing, Capabilities, ContextWindowSource, ModelListing, OutputTokenParam,
+    is_placeholder_key,
 };
-pub use client::{PROBE_TOOL, ProbeReport, probe_tool};
+pub use client::{PROBE_MAX_OUTPUT_TOKENS, PROBE_TOOL, ProbeReport, probe_tool};
 pub use config::{
     Credential, DEFAULT_MAX_TURNS, MAX_CONTEXT_LENGTH, MAX_GATEWAY_ID_LEN, MAX_MAX_TURNS,
     MIN_CONTEXT_LENGTH, NATIVE_TOOLS, Provider, ProviderConfig, ProviderSet, ToolChoiceMode,

@@ -40,18 +40,8 @@ pub fn ai_services(
     config: &Config,
     discovery: Option<DiscoveryCache>,
 ) -> Result<AiServices, WireError> {
-    // MCP's HTTP client needs the process-wide rustls provider; the provider client
-    // brings its own. Installing it twice is harmless.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let client = Client::new(ClientOptions::default())
-        .map_err(|error| WireError::Client(error.user_message()))?
-        .with_secrets(config.secrets.clone());
-    let host = Host::new(
-        config.servers.clone(),
-        HostOptions::new()
-            .with_standard_env(crate::config::environment::standard_variable)
-            .with_secrets(config.secrets.clone()),
-    )?;
+    let client = provider_client(config, ClientOptions::default())?;
+    let host = mcp_host(config)?;
     let services = AiServices::new(
         client,
         config.providers.clone(),
@@ -81,6 +71,38 @@ pub fn ai_services(
         }
         _ => services,
     })
+}
+
+/// The provider client with these options, redacting every configured credential from what
+/// it passes on. Every entry point that talks to providers builds it here, so that none
+/// forgets the redaction set.
+///
+/// # Errors
+///
+/// [`WireError::Client`] when the HTTPS client cannot be built.
+pub fn provider_client(config: &Config, options: ClientOptions) -> Result<Client, WireError> {
+    Ok(Client::new(options)
+        .map_err(|error| WireError::Client(error.user_message()))?
+        .with_secrets(config.secrets.clone()))
+}
+
+/// The MCP host for the configured servers: local servers get only the standard variables
+/// of this process and their own `:env`, and every configured credential is redacted from
+/// what servers return. Every entry point that opens MCP sessions builds it here.
+///
+/// # Errors
+///
+/// [`WireError::Mcp`] when the redaction set cannot be built.
+pub fn mcp_host(config: &Config) -> Result<Host, WireError> {
+    // MCP's HTTP client needs the process-wide rustls provider; the provider client
+    // brings its own. Installing it twice is harmless.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    Ok(Host::new(
+        config.servers.clone(),
+        HostOptions::new()
+            .with_standard_env(crate::config::environment::standard_variable)
+            .with_secrets(config.secrets.clone()),
+    )?)
 }
 
 /// The interpreter every entry point shares, and the history writer that must run for its

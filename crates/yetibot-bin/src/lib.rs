@@ -3,4 +3,6 @@
 pub mod commands;
 pub mod config;
 pub mod discovery;
+pub mod doctor;
+pub mod logging;
 pub mod serve;

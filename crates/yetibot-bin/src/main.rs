@@ -1,6 +1,7 @@
 //! The `yetibot` command: `yetibot` (or `yetibot serve`) runs the bot, `yetibot run '<expr>'`
 //! runs one command line and prints what a chat would show, `yetibot check-config`
-//! validates the configuration. Exit codes: 0 success, 1 a failed command or any other
+//! validates the configuration, `yetibot doctor` checks that the configured providers and
+//! MCP servers answer. Exit codes: 0 success, 1 a failed command, check or any other
 //! failure, 2 invalid configuration.
 
 use std::io::Write as _;
@@ -9,7 +10,8 @@ use std::sync::OnceLock;
 
 use clap::{Parser, Subcommand};
 use yetibot_bin::config::{self, Config, FileChoice, Invalid, environment};
-use yetibot_bin::discovery;
+use yetibot_bin::logging::{self, Role};
+use yetibot_bin::{discovery, doctor};
 use yetibot_discovery_cache::{Bounds, DiscoveryCache, Refresher};
 
 #[derive(Debug, Parser)]
@@ -19,6 +21,10 @@ use yetibot_discovery_cache::{Bounds, DiscoveryCache, Refresher};
     about = "Yetibot's AI commands for Discord and Slack"
 )]
 struct Cli {
+    /// How log lines on standard error are written: `human`, or `json` (one object per
+    /// line) for log collectors.
+    #[arg(long, global = true, value_enum, default_value_t = logging::Format::Human)]
+    log_format: logging::Format,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -40,6 +46,14 @@ enum Command {
     /// Load and validate the configuration, print a summary with secrets redacted, and exit:
     /// 0 when valid, 2 with every problem when not.
     CheckConfig,
+    /// Check every configured AI provider (model listing, context window, one small
+    /// tool-probe request) and MCP server (session and tool listing): exit 0 when all pass,
+    /// 1 when any fails, 2 when the configuration is invalid.
+    Doctor {
+        /// Send no tool probe, so that no request can cost money.
+        #[arg(long)]
+        no_probe: bool,
+    },
 }
 
 /// The configuration's credentials, for panic reports; set once the configuration loads.
@@ -49,10 +63,12 @@ fn main() -> ExitCode {
     // Before anything can panic: a panic message may quote data that holds a credential.
     yetibot_redaction::install_panic_hook(&PANIC_SECRETS);
     let cli = Cli::parse();
+    let format = cli.log_format;
     match cli.command.unwrap_or(Command::Serve) {
         Command::CheckConfig => check_config(),
-        Command::Serve => serve_until_stopped(),
-        Command::Run { json, expression } => run_once(&expression.join(" "), json),
+        Command::Serve => serve_until_stopped(format),
+        Command::Run { json, expression } => run_once(&expression.join(" "), json, format),
+        Command::Doctor { no_probe } => run_doctor(no_probe, format),
     }
 }
 
@@ -69,13 +85,25 @@ fn check_config() -> ExitCode {
     }
 }
 
-/// `yetibot run`: one expression, answered on standard output.
-fn run_once(expression: &str, json: bool) -> ExitCode {
+/// `yetibot doctor`: the checks of `yetibot_bin::doctor` on the loaded configuration.
+fn run_doctor(no_probe: bool, format: logging::Format) -> ExitCode {
     let config = match load() {
         Ok(config) => config,
         Err(invalid) => return report_invalid(&invalid),
     };
     let _ = PANIC_SECRETS.set(config.secrets.clone());
+    logging::init(format, &config, Role::Command);
+    doctor::run(&config, doctor::Options { probe: !no_probe })
+}
+
+/// `yetibot run`: one expression, answered on standard output.
+fn run_once(expression: &str, json: bool, format: logging::Format) -> ExitCode {
+    let config = match load() {
+        Ok(config) => config,
+        Err(invalid) => return report_invalid(&invalid),
+    };
+    let _ = PANIC_SECRETS.set(config.secrets.clone());
+    logging::init(format, &config, Role::Command);
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -118,7 +146,10 @@ fn run_once(expression: &str, json: bool) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // The expression itself is never logged: it may be a prompt.
+    tracing::debug!("running one command line as the local operator");
     let reply = runtime.block_on(interpreter.run(&config.local, expression));
+    tracing::debug!(failed = reply.error.is_some(), "the command line finished");
     let mut stdout = std::io::stdout().lock();
     if json {
         let _ = writeln!(stdout, "{}", yetibot_bin::commands::reply_json(&reply));
@@ -134,16 +165,13 @@ fn run_once(expression: &str, json: bool) -> ExitCode {
     }
 }
 
-fn serve_until_stopped() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_target(false)
-        .with_writer(std::io::stderr)
-        .init();
+fn serve_until_stopped(format: logging::Format) -> ExitCode {
     let config = match load() {
         Ok(config) => config,
         Err(invalid) => return report_invalid(&invalid),
     };
     let _ = PANIC_SECRETS.set(config.secrets.clone());
+    logging::init(format, &config, Role::Service);
     for line in config::summary(&config).lines() {
         tracing::info!("{line}");
     }

@@ -1,7 +1,8 @@
 //! Capability flags derived by the config mapping, and the placeholder rule.
 
 use yetibot_ai_providers::{
-    AuthKind, ModelListing, OutputTokenParam, ProviderConfig, ProviderSet, is_placeholder_key,
+    AuthKind, ContextWindowSource, ModelListing, OutputTokenParam, ProviderConfig, ProviderSet,
+    is_placeholder_key,
 };
 
 use crate::support::{config, provider};
@@ -80,6 +81,32 @@ fn output_token_field_follows_api_and_endpoint() {
         OutputTokenParam::MaxOutputTokens
     );
     assert_eq!(OutputTokenParam::MaxTokens.field(), "max_tokens");
+}
+
+#[test]
+fn ollama_context_detection_follows_its_default_port() {
+    for url in [
+        "http://localhost:11434/v1",
+        "http://gpu-box.internal:11434/v1",
+        "https://10.0.0.7:11434/v1",
+    ] {
+        assert_eq!(
+            flags(url, None, None).context_window,
+            ContextWindowSource::OllamaApi,
+            "{url}"
+        );
+    }
+    for url in [
+        "http://localhost:8000/v1",
+        "https://ollama.example/v1",
+        "https://api.openai.com/v1",
+    ] {
+        assert_eq!(
+            flags(url, None, None).context_window,
+            ContextWindowSource::Listing,
+            "{url}"
+        );
+    }
 }
 
 #[test]

@@ -311,6 +311,17 @@ pub fn config_path() -> Option<String> {
     std::env::var("CONFIG_PATH").ok()
 }
 
+/// The value of `RUST_LOG`, the operator's log filter for this run, which takes precedence
+/// over `:yetibot :log :level` (see [`crate::logging`]).
+#[expect(
+    clippy::disallowed_methods,
+    reason = "the binary's configuration loader is the one place that reads the environment"
+)]
+#[must_use]
+pub fn rust_log() -> Option<String> {
+    std::env::var("RUST_LOG").ok()
+}
+
 /// One of the standard variables local MCP servers inherit (`PATH`, `HOME` and the few
 /// others `yetibot-mcp-host` asks for by name); nothing else of the environment reaches
 /// them.

@@ -117,6 +117,9 @@ pub struct Config {
     pub release_feed: Option<yetibot_bot_core::ReleaseFeed>,
     /// Where the local web console listens (`:yetibot :web`), `None` when it is off.
     pub web: Option<std::net::SocketAddr>,
+    /// How much the bot logs when `RUST_LOG` is not set (`:yetibot :log :level`, default
+    /// `info`).
+    pub log_level: crate::logging::Level,
     /// Every inline credential, for redaction. Key files are not read here: their tokens join
     /// a request's own set when that request resolves them.
     pub secrets: Secrets,

@@ -35,6 +35,14 @@ struct Yetibot {
     #[serde(rename = "release-info")]
     release_info: ReleaseInfoConfig,
     web: yetibot_chat_adapters::web::WebConfig,
+    log: LogConfig,
+}
+
+/// `:yetibot :log`: the binary's own section, since logging is set up by the binary.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct LogConfig {
+    level: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -82,6 +90,7 @@ pub(super) fn validate(
         history,
         release_info,
         web,
+        log,
     } = root.yetibot;
     let mut problems = Vec::new();
 
@@ -206,6 +215,16 @@ pub(super) fn validate(
         })
         .ok()
         .flatten();
+    let log_level = match log.level.as_deref() {
+        None => Some(crate::logging::Level::default()),
+        Some(text) => crate::logging::Level::parse(text).or_else(|| {
+            problems.push(Problem::new(
+                "yetibot.log.level",
+                "must be one of trace, debug, info, warn, error, off",
+            ));
+            None
+        }),
+    };
 
     let store = Backend::from_config(&db)
         .map_err(|errors| problems.extend(errors.iter().map(|e| prefixed("yetibot.db", e))))
@@ -220,6 +239,7 @@ pub(super) fn validate(
         Some(local),
         Some(settings),
         Some(store),
+        Some(log_level),
     ) = (
         providers,
         servers,
@@ -229,6 +249,7 @@ pub(super) fn validate(
         local,
         settings,
         store,
+        log_level,
     )
     else {
         return Err(problems);
@@ -272,6 +293,7 @@ pub(super) fn validate(
         history_enabled: history.disabled != Some(true),
         release_feed,
         web,
+        log_level,
         secrets,
         notes,
     })

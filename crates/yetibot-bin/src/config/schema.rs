@@ -239,6 +239,15 @@ pub(crate) static YETIBOT: Shape = Shape::Section {
                 fields: &[field("disabled", &BOOL)],
             },
         ),
+        // Open, like the other sections outside `:ai`: a deployment may keep other log
+        // settings here.
+        field(
+            "log",
+            &Shape::Section {
+                open: true,
+                fields: &[field("level", &STR)],
+            },
+        ),
     ],
 };
 

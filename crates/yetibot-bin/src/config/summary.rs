@@ -210,6 +210,11 @@ fn write_summary(config: &Config, out: &mut String) -> std::fmt::Result {
     )?;
     writeln!(
         out,
+        "Logs: level {} on standard error (RUST_LOG, when set, decides instead)",
+        config.log_level.as_str()
+    )?;
+    writeln!(
+        out,
         "Redaction: {} configured credential value(s)",
         config.secrets.len()
     )?;

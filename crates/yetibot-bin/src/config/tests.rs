@@ -1118,7 +1118,7 @@ fn every_problem_is_listed_at_once() {
 fn unknown_sections_outside_ai_are_ignored_with_a_note() {
     let config = ok(
         r#"{:yetibot {:adapters {:myteam {:type "slack"}} :ai {}} :other 1}"#,
-        &[("YETIBOT_LOG_LEVEL", "debug")],
+        &[("YETIBOT_METRICS_PORT", "9090")],
     );
     assert!(
         config
@@ -1130,13 +1130,41 @@ fn unknown_sections_outside_ai_are_ignored_with_a_note() {
         config
             .notes
             .iter()
-            .any(|n| n == "yetibot.log: not used by this build, ignored")
+            .any(|n| n == "yetibot.metrics: not used by this build, ignored")
     );
     assert!(
         config
             .notes
             .iter()
             .any(|n| n == "other: not used by this build, ignored")
+    );
+}
+
+#[test]
+fn the_log_level_is_checked_and_upstream_log_settings_are_ignored() {
+    use crate::logging::Level;
+    assert_eq!(ok("", &[]).log_level, Level::Info);
+    let config = ok(
+        r#"{:yetibot {:log {:level :debug :path "/var/log/yetibot.log"}}}"#,
+        &[],
+    );
+    assert_eq!(config.log_level, Level::Debug);
+    assert!(
+        config
+            .notes
+            .iter()
+            .any(|n| n == "yetibot.log.path: not used by this build, ignored"),
+        "{:?}",
+        config.notes
+    );
+    assert_eq!(
+        ok("", &[("YETIBOT_LOG_LEVEL", "WARN")]).log_level,
+        Level::Warn
+    );
+    err(
+        r#"{:yetibot {:log {:level "loud"}}}"#,
+        &[],
+        &["yetibot.log.level: must be one of trace, debug, info, warn, error, off"],
     );
 }
 

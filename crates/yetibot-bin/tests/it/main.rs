@@ -4,6 +4,8 @@
 mod ai;
 mod cf;
 mod discovery;
+mod doctor;
+mod logging;
 mod run;
 mod zen;
 
@@ -101,7 +103,10 @@ impl Bot {
     }
 
     fn start_in(dir: Workdir, env: &[(&str, &str)]) -> Self {
-        let mut child = yetibot(&dir.path, env)
+        // Tests run side by side: the console takes any free port, never the default one.
+        let mut env = env.to_vec();
+        env.push(("YETIBOT_WEB_PORT", "0"));
+        let mut child = yetibot(&dir.path, &env)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
