@@ -482,17 +482,6 @@ async fn grok_without_a_grok_provider_or_xai_key_is_a_configuration_error() {
     assert_eq!(fixture.requests().len(), 0, "no other provider is used");
 }
 
-/// The in-repo MCP fixture server, built for this test run.
-fn mcp_fixture() -> &'static str {
-    static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    BIN.get_or_init(|| {
-        mcp_fixture::build_binary(env!("CARGO"))
-            .expect("the fixture builds")
-            .display()
-            .to_string()
-    })
-}
-
 /// One provider plus the MCP fixture over stdio as server `fx`, with a short operation
 /// timeout so that `hang` ends quickly as an unknown outcome.
 fn with_mcp(fixture: &Fixture) -> String {
@@ -500,7 +489,7 @@ fn with_mcp(fixture: &Fixture) -> String {
         fixture,
         &format!(
             r#" :mcp {{:timeout-ms 1500 :servers [{{:name "fx" :command "{}" :tools ["echo" "hang" "search"]}}]}}"#,
-            mcp_fixture()
+            crate::mcp_fixture()
         ),
     )
 }
@@ -686,7 +675,7 @@ async fn a_canary_in_every_credential_slot_reaches_only_its_own_authorization_he
         fixture.url("/v1"),
         fixture.url("/other/v1"),
         key_file.display(),
-        mcp_fixture()
+        crate::mcp_fixture()
     );
     let out = run_ai(
         edn.clone(),

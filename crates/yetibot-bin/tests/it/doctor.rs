@@ -32,17 +32,6 @@ async fn doctor(edn: String, args: &[&str]) -> std::process::Output {
     .expect("doctor finishes")
 }
 
-/// The in-repo MCP fixture server, built for this test run.
-fn mcp_fixture() -> &'static str {
-    static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    BIN.get_or_init(|| {
-        mcp_fixture::build_binary(env!("CARGO"))
-            .expect("the fixture builds")
-            .display()
-            .to_string()
-    })
-}
-
 fn stdout(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
@@ -166,7 +155,7 @@ async fn every_check_passes_against_a_working_provider_and_mcp_servers() {
                                             {{:name "odd" :command "{mcp}" :args ["--only-extra" "--extra" "2" "--bad-names"]}}]}}}}}}}}"#,
         fixture.url("/v1"),
         fixture.url("/bare/v1"),
-        mcp = mcp_fixture(),
+        mcp = crate::mcp_fixture(),
     );
     let out = doctor(edn, &[]).await;
     let text = stdout(&out);
@@ -398,7 +387,7 @@ async fn an_unreachable_mcp_server_fails_and_hides_no_other_server() {
         r#"{{:yetibot {{:ai {{:mcp {{:timeout-ms 2000
                                    :servers [{{:name "gone" :url "http://127.0.0.1:{port}/mcp" :headers {{"Authorization" "Bearer {CANARY_KEY}"}}}}
                                              {{:name "fx" :command "{}" :tools ["echo"]}}]}}}}}}}}"#,
-        mcp_fixture()
+        crate::mcp_fixture()
     );
     let out = doctor(edn, &[]).await;
     assert_eq!(out.status.code(), Some(1), "{}", printed(&out));

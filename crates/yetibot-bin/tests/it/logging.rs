@@ -7,22 +7,11 @@ use serde_json::{Value, json};
 
 use crate::Workdir;
 
-const KEY_CANARY: &str = "canary-log-provider-key-7d1e";
-const ENV_CANARY: &str = "canary-log-mcp-env-44b9";
-const PROMPT_CANARY: &str = "canary-log-prompt-0f3a";
-const ARGUMENT_CANARY: &str = "canary-log-tool-argument-c52d";
-const ANSWER_CANARY: &str = "canary-log-answer-e6a0";
-
-/// The in-repo MCP fixture server, built for this test run.
-fn mcp_fixture() -> &'static str {
-    static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    BIN.get_or_init(|| {
-        mcp_fixture::build_binary(env!("CARGO"))
-            .expect("the fixture builds")
-            .display()
-            .to_string()
-    })
-}
+pub(crate) const KEY_CANARY: &str = "canary-log-provider-key-7d1e";
+pub(crate) const ENV_CANARY: &str = "canary-log-mcp-env-44b9";
+pub(crate) const PROMPT_CANARY: &str = "canary-log-prompt-0f3a";
+pub(crate) const ARGUMENT_CANARY: &str = "canary-log-tool-argument-c52d";
+pub(crate) const ANSWER_CANARY: &str = "canary-log-answer-e6a0";
 
 /// Runs the binary with these arguments and extra variables, off the async runtime so that
 /// the fixture keeps answering.
@@ -47,7 +36,7 @@ async fn yetibot(
 
 /// A provider whose model calls the fixture's `echo` tool with the argument canary, then
 /// answers with the answer canary.
-async fn tool_using_fixture() -> Fixture {
+pub(crate) async fn tool_using_fixture() -> Fixture {
     let fixture = Fixture::start().await.expect("fixture");
     let call = json!({
         "choices": [{
@@ -71,12 +60,12 @@ async fn tool_using_fixture() -> Fixture {
     fixture
 }
 
-fn config(fixture: &Fixture) -> String {
+pub(crate) fn config(fixture: &Fixture) -> String {
     format!(
         r#"{{:yetibot {{:ai {{:providers [{{:name "local" :url "{}" :key "{KEY_CANARY}" :model "m1"}}]
                            :mcp {{:servers [{{:name "fx" :command "{}" :env {{"FIXTURE_SECRET" "{ENV_CANARY}"}} :tools ["echo"]}}]}}}}}}}}"#,
         fixture.url("/v1"),
-        mcp_fixture()
+        crate::mcp_fixture()
     )
 }
 

@@ -3,6 +3,7 @@
 
 mod ai;
 mod cf;
+mod console;
 mod discovery;
 mod doctor;
 mod logging;
@@ -14,6 +15,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
+
+/// The in-repo MCP fixture server, built once for this test run.
+fn mcp_fixture() -> &'static str {
+    static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        mcp_fixture::build_binary(env!("CARGO"))
+            .expect("the fixture builds")
+            .display()
+            .to_string()
+    })
+}
 
 fn example_config() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/config.example.edn")
