@@ -81,18 +81,52 @@ pub async fn request(
     read_response(&mut stream).await
 }
 
-/// Reads a whole response from `stream` until the server closes it.
+/// Reads one whole response from `stream`: up to its `Content-Length`, to the last chunk of
+/// a chunked body, or else until the server closes the connection (some servers keep it
+/// open despite `Connection: close`).
 ///
 /// # Panics
 ///
 /// When nothing complete arrives within [`WAIT`].
 pub async fn read_response(stream: &mut TcpStream) -> RawResponse {
     let mut bytes = Vec::new();
-    tokio::time::timeout(WAIT, stream.read_to_end(&mut bytes))
+    let read = async {
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            if is_complete(&bytes) {
+                return;
+            }
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => bytes.extend_from_slice(&chunk[..n]),
+            }
+        }
+    };
+    tokio::time::timeout(WAIT, read)
         .await
-        .expect("the response in time")
-        .expect("read");
+        .expect("the response in time");
     parse_response(&bytes)
+}
+
+/// Whether `bytes` hold a whole response by its own framing.
+fn is_complete(bytes: &[u8]) -> bool {
+    let Some(split) = bytes.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return false;
+    };
+    let head = String::from_utf8_lossy(&bytes[..split]).to_ascii_lowercase();
+    let body = &bytes[split + 4..];
+    for line in head.split("\r\n") {
+        if let Some(length) = line.strip_prefix("content-length:") {
+            return length
+                .trim()
+                .parse::<usize>()
+                .is_ok_and(|length| body.len() >= length);
+        }
+        if line.starts_with("transfer-encoding:") && line.contains("chunked") {
+            return body.ends_with(b"0\r\n\r\n");
+        }
+    }
+    false
 }
 
 /// Parses a complete response.

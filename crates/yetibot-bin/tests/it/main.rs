@@ -2,6 +2,7 @@
 //! clean shutdown of the running bot on SIGINT and SIGTERM.
 
 mod ai;
+mod browser;
 mod cf;
 mod console;
 mod discovery;

@@ -1,0 +1,348 @@
+//! The console page in a real browser: Debian's headless Chromium driven over WebDriver
+//! (chromedriver), against the real binary and the provider fixture. `.ci/run` installs
+//! `chromium` and `chromium-driver` when they are missing; elsewhere, install them with
+//! `apt install chromium chromium-driver`.
+
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use provider_fixture::client::request;
+use provider_fixture::{Fixture, Reply, script};
+use serde_json::{Value, json};
+
+use crate::Workdir;
+
+/// The WebDriver key code of Enter and of the up arrow.
+const ENTER: &str = "\u{E007}";
+const ARROW_UP: &str = "\u{E013}";
+/// The W3C element reference key.
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+
+/// A chromedriver process and one headless Chromium session.
+struct Browser {
+    driver: Child,
+    addr: SocketAddr,
+    session: String,
+    _profile: Workdir,
+}
+
+impl Browser {
+    async fn start() -> Self {
+        let chromedriver = ["/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"]
+            .into_iter()
+            .find(|p| std::path::Path::new(p).exists())
+            .expect("chromedriver is missing: install chromium and chromium-driver (apt install chromium chromium-driver)");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let driver = Command::new(chromedriver)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver starts");
+        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("addr");
+        // chromedriver takes a moment to listen; its status endpoint says when it is ready.
+        let mut ready = false;
+        for _ in 0..200 {
+            if tokio::net::TcpStream::connect(addr).await.is_ok() {
+                let status = call(addr, "GET", "/status", None).await;
+                if status["value"]["ready"] == true {
+                    ready = true;
+                    break;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(ready, "chromedriver never became ready");
+        let profile = Workdir::new();
+        let session = call(
+            addr,
+            "POST",
+            "/session",
+            Some(json!({"capabilities": {"alwaysMatch": {
+                "browserName": "chrome",
+                "goog:chromeOptions": {
+                    "binary": "/usr/bin/chromium",
+                    "args": [
+                        "--headless=new", "--no-sandbox", "--disable-gpu",
+                        "--disable-dev-shm-usage", "--no-first-run",
+                        format!("--user-data-dir={}", profile.path.display()),
+                    ],
+                },
+            }}})),
+        )
+        .await;
+        let id = session["value"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no session: {session}"))
+            .to_owned();
+        let browser = Self {
+            driver,
+            addr,
+            session: id,
+            _profile: profile,
+        };
+        browser
+            .command("POST", "timeouts", json!({"script": 30_000, "implicit": 0}))
+            .await;
+        browser
+    }
+
+    async fn command(&self, method: &str, path: &str, body: Value) -> Value {
+        let path = format!("/session/{}/{path}", self.session);
+        let reply = call(self.addr, method, &path, Some(body)).await;
+        assert!(
+            reply["value"].get("error").is_none(),
+            "WebDriver {path}: {reply}"
+        );
+        reply["value"].clone()
+    }
+
+    async fn open(&self, url: &str) {
+        self.command("POST", "url", json!({"url": url})).await;
+    }
+
+    async fn script(&self, source: &str) -> Value {
+        self.command(
+            "POST",
+            "execute/sync",
+            json!({"script": source, "args": []}),
+        )
+        .await
+    }
+
+    /// Waits until the JavaScript expression `probe` is truthy on the page (checked now and
+    /// after every change to the document) and returns its value.
+    async fn until(&self, probe: &str) -> Value {
+        let source = format!(
+            "const done = arguments[arguments.length - 1];
+             const probe = () => {{ try {{ return ({probe}); }} catch (e) {{ return null; }} }};
+             const first = probe();
+             if (first) {{ done(first); return; }}
+             const watcher = new MutationObserver(() => {{
+               const value = probe();
+               if (value) {{ watcher.disconnect(); done(value); }}
+             }});
+             watcher.observe(document, {{childList: true, subtree: true, characterData: true, attributes: true}});"
+        );
+        self.command(
+            "POST",
+            "execute/async",
+            json!({"script": source, "args": []}),
+        )
+        .await
+    }
+
+    /// The element `selector` finds.
+    async fn element(&self, selector: &str) -> String {
+        let found = self
+            .command(
+                "POST",
+                "element",
+                json!({"using": "css selector", "value": selector}),
+            )
+            .await;
+        found[ELEMENT]
+            .as_str()
+            .unwrap_or_else(|| panic!("no element {selector}: {found}"))
+            .to_owned()
+    }
+
+    async fn type_into(&self, selector: &str, text: &str) {
+        let element = self.element(selector).await;
+        self.command(
+            "POST",
+            &format!("element/{element}/value"),
+            json!({"text": text}),
+        )
+        .await;
+    }
+
+    /// Clicks the element a script returns.
+    async fn click(&self, finder: &str) {
+        let found = self.script(finder).await;
+        let element = found[ELEMENT].as_str().expect("an element to click");
+        self.command("POST", &format!("element/{element}/click"), json!({}))
+            .await;
+    }
+
+    async fn close(mut self) {
+        let path = format!("/session/{}", self.session);
+        let _ = call(self.addr, "DELETE", &path, None).await;
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+async fn call(addr: SocketAddr, method: &str, path: &str, body: Option<Value>) -> Value {
+    let mut headers = vec![("Host", addr.to_string())];
+    let text = body.map(|b| b.to_string()).unwrap_or_default();
+    if !text.is_empty() {
+        headers.push(("Content-Type", "application/json".into()));
+    }
+    let reply = request(addr, method, path, &headers, text.as_bytes()).await;
+    serde_json::from_slice(&reply.body).unwrap_or(Value::Null)
+}
+
+/// The bot with its console on a free port; the console URL it printed.
+fn bot(dir: &Workdir, edn: &str) -> (Child, String) {
+    use std::io::{BufRead, BufReader};
+    let file = dir.path.join("config.edn");
+    std::fs::write(&file, edn).expect("write config");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_yetibot"))
+        .env_clear()
+        .current_dir(&dir.path)
+        .env("CONFIG_PATH", &file)
+        .env("YETIBOT_WEB_PORT", "0")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let stdout = child.stdout.take().expect("stdout");
+    let url = BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        .find_map(|line| {
+            line.strip_prefix("Open the web console: ")
+                .map(str::to_owned)
+        })
+        .expect("the console URL");
+    (child, url)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_runs_commands_streams_ai_progress_and_keeps_history_across_a_reload() {
+    let fixture = Fixture::start().await.expect("fixture");
+    let call = json!({
+        "choices": [{
+            "message": {"role": "assistant", "content": null, "tool_calls": [{
+                "id": "call_1", "type": "function",
+                "function": {"name": "yetibot__help", "arguments": "{}"},
+            }]},
+            "finish_reason": "tool_calls",
+        }],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 3},
+    });
+    fixture.route("/v1/chat/completions", Reply::json(call.to_string()));
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion(
+            "Two **facts**:\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n<script>window.injected = true</script>",
+        ))
+        .slow(Duration::from_millis(1_500)),
+    );
+    let dir = Workdir::new();
+    let edn = format!(
+        r#"{{:yetibot {{:ai {{:providers [{{:name "local" :url "{}" :model "m1"}}]}}}}}}"#,
+        fixture.url("/v1")
+    );
+    let (mut yetibot, url) = tokio::task::spawn_blocking(move || bot(&dir, &edn))
+        .await
+        .expect("the bot starts");
+    let browser = Browser::start().await;
+
+    // The token URL sets the cookie and leaves the address bar clean.
+    browser.open(&url).await;
+    browser
+        .until("document.getElementById('connection').textContent === 'connected'")
+        .await;
+    let location = browser
+        .script("return location.pathname + location.search")
+        .await;
+    assert_eq!(location, "/");
+
+    // A plain command.
+    browser
+        .type_into("#composer-text", &format!("!list hi | count{ENTER}"))
+        .await;
+    browser
+        .until("[...document.querySelectorAll('.message.answer .body')].some(b => b.textContent === '1')")
+        .await;
+
+    // An AI prompt: the working card with the tool call, then the captioned answer with its
+    // table, and the card gone.
+    browser
+        .type_into("#composer-text", &format!("!ai What can you do?{ENTER}"))
+        .await;
+    let card = browser
+        .until("(() => { const c = document.querySelector('.message.status'); return c && c.textContent.includes('yetibot/help') ? c.textContent : null; })()")
+        .await;
+    assert!(
+        card.as_str().is_some_and(|c| c.contains("Working")),
+        "{card}"
+    );
+    let cells = browser
+        .until("(() => { const cells = [...document.querySelectorAll('.message.answer table td')].map(td => td.textContent); return cells.length ? cells.join(',') : null; })()")
+        .await;
+    assert_eq!(cells, "1,2");
+    let caption = browser
+        .until("(() => { const c = [...document.querySelectorAll('.message.answer .caption')].pop(); return c ? c.textContent : null; })()")
+        .await;
+    assert!(
+        caption
+            .as_str()
+            .is_some_and(|c| c.starts_with("m1 · ") && c.contains("1 tool")),
+        "{caption}"
+    );
+    browser
+        .until("!document.querySelector('.message.status')")
+        .await;
+    // Markdown became elements; the answer's markup stayed text.
+    let strong = browser
+        .script("return [...document.querySelectorAll('.message.answer strong')].map(s => s.textContent).join(',')")
+        .await;
+    assert_eq!(strong, "facts");
+    let injected = browser
+        .script("return [window.injected === true, document.querySelectorAll('.message script').length]")
+        .await;
+    assert_eq!(injected, json!([false, 0]));
+
+    // The buttons under the answer, and Show details.
+    let labels = browser
+        .script("return [...[...document.querySelectorAll('.message.answer')].pop().querySelectorAll('.actions button')].map(b => b.textContent)")
+        .await;
+    assert_eq!(labels, json!(["Run again", "Help", "Show details"]));
+    browser
+        .click("return [...[...document.querySelectorAll('.message.answer')].pop().querySelectorAll('.actions button')].find(b => b.textContent === 'Show details')")
+        .await;
+    browser
+        .until("[...document.querySelectorAll('.message.notice')].some(n => n.textContent.includes('yetibot/help') && n.textContent.includes('1 of 6'))")
+        .await;
+
+    // The up arrow brings back the last command.
+    browser.type_into("#composer-text", ARROW_UP).await;
+    let recalled = browser
+        .script("return document.getElementById('composer-text').value")
+        .await;
+    assert_eq!(recalled, "!ai What can you do?");
+
+    // After a reload the conversation is still there.
+    browser.command("POST", "refresh", json!({})).await;
+    browser
+        .until("document.getElementById('connection').textContent === 'connected'")
+        .await;
+    let kept = browser
+        .until("(() => { const texts = [...document.querySelectorAll('.message .body')].map(b => b.textContent); return texts.length >= 4 ? texts : null; })()")
+        .await;
+    let kept: Vec<&str> = kept
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(kept.contains(&"!list hi | count"), "{kept:?}");
+    assert!(kept.contains(&"1"), "{kept:?}");
+    assert!(kept.iter().any(|t| t.contains("Two facts")), "{kept:?}");
+    browser.close().await;
+    let _ = Command::new("kill")
+        .args(["-TERM", &yetibot.id().to_string()])
+        .status();
+    let exit = tokio::task::spawn_blocking(move || yetibot.wait())
+        .await
+        .expect("wait")
+        .expect("exit");
+    assert_eq!(exit.code(), Some(0));
+}
