@@ -80,6 +80,14 @@ pub enum EventKind {
         /// Its new text.
         text: String,
     },
+    /// Someone reacted to a message with an emoji.
+    Reacted {
+        /// The emoji as the platform names it: a Unicode emoji (`❌`), or a custom emoji's
+        /// name (`wastebasket`, `delete-this`).
+        emoji: String,
+        /// Whether the message reacted to is one of this bot's own.
+        on_bot_message: bool,
+    },
     /// A button on one of the bot's messages was pressed.
     Pressed {
         /// Which kind of button.
@@ -146,9 +154,32 @@ impl Action {
     }
 }
 
+/// Whether a reaction asks the bot to delete its message: ❌ on Discord and in the console,
+/// any emoji whose name contains `delete` on Slack (as upstream Yetibot does).
+#[must_use]
+pub fn is_delete_reaction(adapter: AdapterKind, emoji: &str) -> bool {
+    match adapter {
+        AdapterKind::Slack => emoji.to_ascii_lowercase().contains("delete"),
+        AdapterKind::Discord | AdapterKind::Web | AdapterKind::Cli => {
+            emoji.trim_end_matches('\u{fe0f}') == "❌"
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn delete_reactions_per_platform() {
+        assert!(is_delete_reaction(AdapterKind::Discord, "❌"));
+        assert!(is_delete_reaction(AdapterKind::Web, "❌\u{fe0f}"));
+        assert!(!is_delete_reaction(AdapterKind::Discord, "x"));
+        assert!(!is_delete_reaction(AdapterKind::Discord, "delete"));
+        assert!(is_delete_reaction(AdapterKind::Slack, "delete-this"));
+        assert!(is_delete_reaction(AdapterKind::Slack, "Delete"));
+        assert!(!is_delete_reaction(AdapterKind::Slack, "❌"));
+    }
 
     #[test]
     fn action_names_round_trip_and_nothing_else_parses() {

@@ -8,7 +8,7 @@ mod reply;
 #[cfg(feature = "web")]
 pub mod web;
 
-pub use event::{Action, Author, Event, EventKind, Place};
+pub use event::{Action, Author, Event, EventKind, Place, is_delete_reaction};
 pub use fit::{
     ANSWER_FILE, EXCERPT_NOTE, Limits, OVERFLOW_NOTICE, admitted, chunk_count, chunks, excerpt,
     fit, is_media_url, units,

@@ -98,6 +98,19 @@ pub trait Outbox: Send + Sync {
     /// Deletes posted messages, best effort.
     fn delete<'a>(&'a self, posted: &'a Posted) -> BoxFuture<'a, Result<(), SendError>>;
 
+    /// Adds the bot's reaction `emoji` to message `message_id` at `place`. Success means the
+    /// platform confirmed it; an unconfirmed reaction must not be retried blindly. Platforms
+    /// without reactions refuse.
+    fn react<'a>(
+        &'a self,
+        place: &'a Place,
+        message_id: &'a str,
+        emoji: &'a str,
+    ) -> BoxFuture<'a, Result<(), SendError>> {
+        let _ = (place, message_id, emoji);
+        Box::pin(async { Err(SendError::Refused("this platform has no reactions")) })
+    }
+
     /// The messages of the thread at `place` before message `before`, oldest first, read
     /// completely within `limits` or not at all. Outside a thread: an empty list.
     fn thread_history<'a>(

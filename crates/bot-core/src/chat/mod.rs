@@ -13,7 +13,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 use yetibot_chat_adapters::{
     Action, Answer, Author, Button, Event, EventKind, HistoryError, HistoryLimits, Incoming,
-    Outbox, Outgoing, Place, Posted, Role, StatusCall, StatusCard, fit,
+    Outbox, Outgoing, Place, Posted, Role, StatusCall, StatusCard, fit, is_delete_reaction,
 };
 use yetibot_tool_policy::{Outcome as CallOutcome, Progress};
 
@@ -139,6 +139,20 @@ impl Conductor {
                     let _ = outbox.delete(&card).await;
                 }
                 self.run_command(&outbox, &event, &key, text).await;
+            }
+            EventKind::Reacted {
+                emoji,
+                on_bot_message,
+            } => {
+                // A delete reaction on one of the bot's own messages removes it; other
+                // reactions (and any on people's messages) do nothing.
+                if *on_bot_message && is_delete_reaction(event.place.adapter, emoji) {
+                    let posted = Posted {
+                        place: event.place.clone(),
+                        ids: vec![event.message_id.clone()],
+                    };
+                    let _ = outbox.delete(&posted).await;
+                }
             }
             EventKind::Pressed { action, token } => {
                 self.pressed(&outbox, &event, *action, token).await;

@@ -491,6 +491,52 @@ async fn expired_buttons_explain_how_to_resend_and_help_shows_the_commands_help(
 }
 
 #[tokio::test]
+async fn a_delete_reaction_removes_only_the_bots_own_message() {
+    let outbox = Memory::new(Limits::DISCORD);
+    let bot = conductor(interpreter(&Arc::new(Semaphore::new(0)), None));
+    bot.handle(incoming(message("m1", "!echo bye"), &outbox))
+        .await;
+    let (answer_id, _) = outbox.of_role(Role::Answer).remove(0);
+    let react = |id: &str, emoji: &str, on_bot_message: bool, adapter: AdapterKind| {
+        let mut event = message(id, "");
+        event.place.adapter = adapter;
+        event.kind = EventKind::Reacted {
+            emoji: emoji.into(),
+            on_bot_message,
+        };
+        event
+    };
+    // Not a delete emoji, or on a person's message: nothing happens.
+    bot.handle(incoming(
+        react(&answer_id, "👍", true, AdapterKind::Discord),
+        &outbox,
+    ))
+    .await;
+    bot.handle(incoming(
+        react("m1", "❌", false, AdapterKind::Discord),
+        &outbox,
+    ))
+    .await;
+    assert_eq!(outbox.log().len(), 1);
+    bot.handle(incoming(
+        react(&answer_id, "❌", true, AdapterKind::Discord),
+        &outbox,
+    ))
+    .await;
+    assert_eq!(
+        outbox.log().last(),
+        Some(&Op::Delete(vec![answer_id.clone()]))
+    );
+    // Slack's rule is a name containing "delete".
+    bot.handle(incoming(
+        react(&answer_id, "delete-this", true, AdapterKind::Slack),
+        &outbox,
+    ))
+    .await;
+    assert_eq!(outbox.log().len(), 3);
+}
+
+#[tokio::test]
 async fn a_long_answer_is_an_excerpt_with_the_exact_answer_md() {
     let outbox = Memory::new(Limits::DISCORD);
     let bot = conductor(interpreter(&Arc::new(Semaphore::new(0)), None));

@@ -97,6 +97,13 @@ pub(crate) async fn handle(shared: &Arc<Shared>, request: Request<Incoming>) -> 
                 Err(refusal) => refused(&refusal),
             }
         }
+        (Method::POST, ["api", "messages", id, "react"]) => {
+            let id = (*id).to_owned();
+            match read_json::<React>(shared, request).await {
+                Ok(react) => react_to(shared, &id, &react.emoji),
+                Err(refusal) => refused(&refusal),
+            }
+        }
         (Method::POST, ["api", "press"]) => match read_json::<Press>(shared, request).await {
             Ok(press) => press_button(shared, &press),
             Err(refusal) => refused(&refusal),
@@ -120,7 +127,7 @@ fn known_path(segments: &[&str]) -> bool {
         segments,
         [""] | ["assets", "app.js" | "style.css"]
             | ["api", "state" | "events" | "messages" | "press" | "rooms"]
-            | ["api", "messages", _, "answer.md" | "edit"]
+            | ["api", "messages", _, "answer.md" | "edit" | "react"]
     )
 }
 
@@ -145,6 +152,12 @@ struct Press {
     message: String,
     action: String,
     token: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct React {
+    emoji: String,
 }
 
 #[derive(Deserialize)]
@@ -235,6 +248,37 @@ fn press_button(shared: &Arc<Shared>, press: &Press) -> Response<Body> {
             kind: EventKind::Pressed {
                 action,
                 token: press.token.clone(),
+            },
+        },
+        outbox(shared),
+    );
+    json_response(StatusCode::ACCEPTED, &json!({}))
+}
+
+fn react_to(shared: &Arc<Shared>, id: &str, emoji: &str) -> Response<Body> {
+    let emoji = emoji.trim();
+    if emoji.is_empty() || emoji.chars().count() > 64 || emoji.chars().any(char::is_control) {
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            "an emoji is 1 to 64 characters without control characters",
+        );
+    }
+    let Some((place, on_bot_message)) = shared.state.reaction_target(id) else {
+        return error_response(StatusCode::NOT_FOUND, "there is no message with that ID");
+    };
+    let reservation = match shared.intake.reserve() {
+        Ok(reservation) => reservation,
+        Err(error) => return busy(error),
+    };
+    reservation.send(
+        Event {
+            place,
+            author: shared.operator.clone(),
+            message_id: id.to_owned(),
+            revision: 0,
+            kind: EventKind::Reacted {
+                emoji: emoji.to_owned(),
+                on_bot_message,
             },
         },
         outbox(shared),

@@ -346,6 +346,21 @@ impl Outbox for ConsoleOutbox {
         })
     }
 
+    fn react<'a>(
+        &'a self,
+        _place: &'a Place,
+        message_id: &'a str,
+        emoji: &'a str,
+    ) -> BoxFuture<'a, Result<(), SendError>> {
+        Box::pin(async move {
+            if self.state.react(message_id, emoji) {
+                Ok(())
+            } else {
+                Err(SendError::Gone)
+            }
+        })
+    }
+
     fn thread_history<'a>(
         &'a self,
         place: &'a Place,

@@ -59,7 +59,12 @@ struct Message {
     error: bool,
     revision: u32,
     replies: usize,
+    /// The bot's reactions, in order, each once.
+    reactions: Vec<String>,
 }
+
+/// The most distinct reactions one message shows.
+const MAX_REACTIONS: usize = 20;
 
 impl Message {
     fn to_json(&self) -> Value {
@@ -87,6 +92,7 @@ impl Message {
             "error": self.error,
             "revision": self.revision,
             "replies": self.replies,
+            "reactions": self.reactions,
         })
     }
 
@@ -262,6 +268,7 @@ impl State {
             error: false,
             revision: 0,
             replies: 0,
+            reactions: Vec::new(),
         };
         let place = message.place(&self.connection);
         self.insert(&mut inner, message);
@@ -339,6 +346,7 @@ impl State {
             error: outgoing.error,
             revision: 0,
             replies: 0,
+            reactions: Vec::new(),
         }
     }
 
@@ -355,6 +363,7 @@ impl State {
         let mut message = self.bot_message(id.to_owned(), &place, outgoing);
         message.revision = old.revision.saturating_add(1);
         message.replies = old.replies;
+        message.reactions.clone_from(&old.reactions);
         let update = json!({"type": "message", "message": message.to_json()});
         inner.messages.insert(id.to_owned(), message);
         self.publish(&mut inner, &update);
@@ -380,6 +389,31 @@ impl State {
             room.order.retain(|m| m != id);
         }
         let update = json!({"type": "deleted", "id": id, "room": room_name, "thread": thread});
+        self.publish(&mut inner, &update);
+        true
+    }
+
+    /// Where a message is and whether the bot wrote it, for a reaction to it.
+    pub(crate) fn reaction_target(&self, id: &str) -> Option<(Place, bool)> {
+        let inner = self.lock();
+        let message = inner.messages.get(id)?;
+        Some((message.place(&self.connection), message.kind != Kind::User))
+    }
+
+    /// Adds the bot's reaction to a message; `false` when the message is gone or already
+    /// shows as many reactions as it may.
+    pub(crate) fn react(&self, id: &str, emoji: &str) -> bool {
+        let mut inner = self.lock();
+        let Some(message) = inner.messages.get_mut(id) else {
+            return false;
+        };
+        if !message.reactions.iter().any(|r| r == emoji) {
+            if message.reactions.len() >= MAX_REACTIONS {
+                return false;
+            }
+            message.reactions.push(emoji.to_owned());
+        }
+        let update = json!({"type": "message", "message": message.to_json()});
         self.publish(&mut inner, &update);
         true
     }

@@ -761,3 +761,85 @@ async fn event_streams_are_bounded() {
     assert!(reopened);
     console.stop().await;
 }
+
+#[tokio::test]
+async fn reactions_reach_the_bot_with_whose_message_it_was() {
+    let mut console = Running::default().await;
+    let sent = console
+        .call(
+            "POST",
+            "/api/messages",
+            Some(&json!({"room": "general", "text": "!echo x"})),
+        )
+        .await
+        .json();
+    let user_id = sent["id"].as_str().expect("id").to_owned();
+    let incoming = console.next_event().await;
+    let posted = incoming
+        .outbox
+        .post(
+            &incoming.event.place,
+            vec![Outgoing::text(Role::Answer, "x")],
+        )
+        .await
+        .expect("posted");
+    for (id, on_bot) in [(posted.ids[0].clone(), true), (user_id, false)] {
+        let r = console
+            .call(
+                "POST",
+                &format!("/api/messages/{id}/react"),
+                Some(&json!({"emoji": "❌"})),
+            )
+            .await;
+        assert_eq!(r.status, 202);
+        let reacted = console.next_event().await;
+        assert_eq!(reacted.event.message_id, id);
+        assert_eq!(
+            reacted.event.kind,
+            EventKind::Reacted {
+                emoji: "❌".into(),
+                on_bot_message: on_bot
+            }
+        );
+    }
+    for bad in [
+        json!({"emoji": ""}),
+        json!({"emoji": "x".repeat(65)}),
+        json!({"emoji": "a\u{0007}"}),
+    ] {
+        let r = console
+            .call(
+                "POST",
+                &format!("/api/messages/{}/react", posted.ids[0]),
+                Some(&bad),
+            )
+            .await;
+        assert_eq!(r.status, 400, "{bad}");
+    }
+    let missing = console
+        .call(
+            "POST",
+            "/api/messages/nope/react",
+            Some(&json!({"emoji": "👍"})),
+        )
+        .await;
+    assert_eq!(missing.status, 404);
+    // The bot's own reactions show on the message, each once.
+    for _ in 0..2 {
+        console
+            .outbox
+            .react(&incoming.event.place, &posted.ids[0], "👍")
+            .await
+            .expect("reacted");
+    }
+    let state = console.call("GET", "/api/state", None).await.json();
+    assert_eq!(state["messages"][1]["reactions"], json!(["👍"]));
+    assert!(
+        console
+            .outbox
+            .react(&incoming.event.place, "gone", "👍")
+            .await
+            .is_err()
+    );
+    console.stop().await;
+}

@@ -201,6 +201,11 @@
       body,
     ];
     if (m.caption) children.push(el("div", { class: "caption", text: m.caption }));
+    if (m.reactions && m.reactions.length > 0) {
+      children.push(
+        el("div", { class: "reactions", "aria-label": "Reactions" }, m.reactions.map((r) => el("span", { class: "reaction", text: r })))
+      );
+    }
     if (m.buttons.length > 0) {
       children.push(
         el(
@@ -221,6 +226,16 @@
     if (!m.thread && m.role !== "status") {
       const label = m.replies > 0 ? "Thread (" + m.replies + ")" : "Reply in thread";
       links.push(el("button", { type: "button", text: label, onclick: () => openThread(m.id) }));
+    }
+    if (m.author.bot && m.role !== "status") {
+      links.push(
+        el("button", {
+          type: "button",
+          text: "Delete ❌",
+          title: "React with ❌ to delete this message",
+          onclick: () => react(m.id, "❌"),
+        })
+      );
     }
     if (m.role === "user" && state.operator && m.author.id === state.operator.id) {
       links.push(el("button", { type: "button", text: "Edit", onclick: (e) => startEdit(e.target, m) }));
@@ -334,6 +349,15 @@
     showError("");
     try {
       await api("POST", "/api/press", { message: id, action: button.action, token: button.token });
+    } catch (e) {
+      showError(e.message);
+    }
+  }
+
+  async function react(id, emoji) {
+    showError("");
+    try {
+      await api("POST", "/api/messages/" + encodeURIComponent(id) + "/react", { emoji });
     } catch (e) {
       showError(e.message);
     }
