@@ -113,3 +113,169 @@ fn start(
         false
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use yetibot_bot_core::{
+        BoxFuture, Call, Category, CommandSpec, Handler, Interpreter, MemoryAliases, Outcome,
+        Plain, Settings, builtins,
+    };
+    use yetibot_chat_adapters::{
+        AdapterKind, Author, BoxFuture as AdapterFuture, Event, EventKind, HistoryError,
+        HistoryLimits, HistoryMessage, Limits, Outbox, Place, Posted, SendError, intake,
+    };
+
+    use super::*;
+
+    /// Remembers the text of everything posted.
+    #[derive(Default)]
+    struct Posts(Mutex<Vec<String>>);
+
+    impl Outbox for Posts {
+        fn limits(&self) -> Limits {
+            Limits::WEB
+        }
+
+        fn post<'a>(
+            &'a self,
+            place: &'a Place,
+            messages: Vec<Outgoing>,
+        ) -> AdapterFuture<'a, Result<Posted, SendError>> {
+            let mut posts = self.0.lock().expect("posts");
+            posts.extend(messages.into_iter().map(|m| m.text));
+            let ids = vec![posts.len().to_string()];
+            Box::pin(std::future::ready(Ok(Posted {
+                place: place.clone(),
+                ids,
+            })))
+        }
+
+        fn replace<'a>(
+            &'a self,
+            posted: &'a Posted,
+            messages: Vec<Outgoing>,
+        ) -> AdapterFuture<'a, Result<Posted, SendError>> {
+            self.post(&posted.place, messages)
+        }
+
+        fn delete<'a>(&'a self, _posted: &'a Posted) -> AdapterFuture<'a, Result<(), SendError>> {
+            Box::pin(std::future::ready(Ok(())))
+        }
+
+        fn thread_history<'a>(
+            &'a self,
+            _place: &'a Place,
+            _before: &'a str,
+            _limits: HistoryLimits,
+        ) -> AdapterFuture<'a, Result<Vec<HistoryMessage>, HistoryError>> {
+            Box::pin(std::future::ready(Ok(Vec::new())))
+        }
+    }
+
+    /// A command that never finishes.
+    struct Forever;
+
+    impl Handler for Forever {
+        fn run<'a>(&'a self, _call: Call<'a>) -> BoxFuture<'a, Outcome> {
+            Box::pin(std::future::pending())
+        }
+    }
+
+    fn conductor() -> Arc<Conductor> {
+        let mut registry = builtins();
+        registry.add(CommandSpec::new("boom", &[Category::Util]).route(
+            None,
+            "boom # panics",
+            Plain(|_: &Call<'_>| -> Outcome { panic!("a bug in a command") }),
+        ));
+        registry.add(CommandSpec::new("forever", &[Category::Util]).route(
+            None,
+            "forever # never answers",
+            Forever,
+        ));
+        let interpreter = Interpreter::new(
+            registry,
+            Arc::new(MemoryAliases::new()),
+            Box::new(yetibot_json_util::SplitMix64::new(1)),
+            Settings::default(),
+        );
+        Arc::new(Conductor::new(
+            Arc::new(interpreter),
+            yetibot_bot_core::chat::ConductorOptions::default(),
+        ))
+    }
+
+    fn event(id: &str, text: &str) -> Event {
+        Event {
+            place: Place {
+                adapter: AdapterKind::Web,
+                connection: "local".into(),
+                room: "general".into(),
+                thread: None,
+            },
+            author: Author {
+                id: "local".into(),
+                name: "local".into(),
+                is_bot: false,
+            },
+            message_id: id.into(),
+            revision: 0,
+            kind: EventKind::Message { text: text.into() },
+        }
+    }
+
+    #[tokio::test]
+    async fn a_panicking_request_is_answered_and_the_next_one_runs() {
+        let posts = Arc::new(Posts::default());
+        let (intake, events) = intake(8);
+        let outbox = Arc::clone(&posts) as Arc<dyn Outbox>;
+        intake
+            .offer(event("m1", "!boom"), Arc::clone(&outbox))
+            .expect("queued");
+        intake
+            .offer(event("m2", "!echo still here"), outbox)
+            .expect("queued");
+        drop(intake);
+        let report = supervise(events, conductor(), std::future::ready(()), SHUTDOWN_GRACE).await;
+        assert_eq!(
+            report,
+            Report {
+                started: 2,
+                panicked: 1,
+                cancelled: 0
+            }
+        );
+        let posts = posts.0.lock().expect("posts").clone();
+        assert!(posts.contains(&PANIC_REPLY.to_owned()), "{posts:?}");
+        assert!(posts.contains(&"still here".to_owned()), "{posts:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn requests_still_running_after_the_grace_are_cancelled() {
+        let posts = Arc::new(Posts::default());
+        let (intake, events) = intake(8);
+        let outbox = Arc::clone(&posts) as Arc<dyn Outbox>;
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        intake
+            .offer(event("m1", "!forever"), Arc::clone(&outbox))
+            .expect("queued");
+        let started = tokio::time::Instant::now();
+        let supervising = tokio::spawn(supervise(
+            events,
+            conductor(),
+            async move {
+                let _ = stopped.await;
+            },
+            SHUTDOWN_GRACE,
+        ));
+        // Let the request start, then stop: new events are refused at once.
+        tokio::task::yield_now().await;
+        let _ = stop.send(());
+        let report = supervising.await.expect("no panic");
+        assert_eq!(report.cancelled, 1);
+        assert!(started.elapsed() >= SHUTDOWN_GRACE);
+        assert!(intake.offer(event("m2", "!echo late"), outbox).is_err());
+    }
+}
