@@ -1,7 +1,7 @@
 //! The local web console: the bot's default adapter, a small page and JSON API served on
 //! the loopback interface only, to the operator who holds the access token.
 //!
-//! Every request passes [`guard`] first: a `Host` that is not a loopback name is refused
+//! Every request passes the guard first: a `Host` that is not a loopback name is refused
 //! (403, against DNS rebinding), so is a foreign or `null` `Origin` and a cross-site
 //! `Sec-Fetch-Site` (403, against cross-site requests), and any request without the token
 //! (401). The token reaches the browser once, in the URL printed at start; the first visit
