@@ -71,6 +71,7 @@ fn interpreter() -> Interpreter {
 fn caller() -> Caller {
     Caller {
         adapter: AdapterKind::Cli,
+        connection: "cli".into(),
         room: "bench".into(),
         user_id: "local".into(),
         user_name: "bench".into(),

@@ -62,6 +62,7 @@ fn say(line: &str) {
 fn busy() -> Caller {
     Caller {
         adapter: AdapterKind::Slack,
+        connection: "slack".into(),
         room: "#busy".into(),
         user_id: "U1".into(),
         user_name: "bench".into(),

@@ -289,6 +289,7 @@ pub fn local_caller(
     }
     Ok(crate::Caller {
         adapter,
+        connection: adapter.as_str().to_owned(),
         room: adapter.to_string(),
         user_id,
         user_name,

@@ -33,6 +33,10 @@ const QUOTED_STAGE_CHARS: usize = 200;
 pub struct Caller {
     /// The adapter the command came through.
     pub adapter: AdapterKind,
+    /// The adapter's connection name: the key it is configured under (`myteam` for
+    /// `:yetibot :adapters :myteam`), which history stores as `:myteam`, as upstream
+    /// Yetibot does; `web` and `cli` for the local adapters.
+    pub connection: String,
     /// The channel (room) the command came from.
     pub room: String,
     /// The platform's user ID.

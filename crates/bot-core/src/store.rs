@@ -115,11 +115,12 @@ pub struct HistoryScope {
 
 impl HistoryScope {
     /// The scope of `caller`'s channel: the adapter key as upstream Yetibot stores it (the
-    /// adapter's name after a colon, `:slack`) and the room as the adapter reported it.
+    /// connection's configured name after a colon, `:myteam`) and the room as the adapter
+    /// reported it.
     #[must_use]
     pub fn of(caller: &Caller) -> Self {
         Self {
-            adapter: format!(":{}", caller.adapter.as_str()),
+            adapter: format!(":{}", caller.connection),
             room: caller.room.clone(),
         }
     }

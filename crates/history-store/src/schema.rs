@@ -411,6 +411,7 @@ mod tests {
         let tables = Tables::new(&TablePrefix::default());
         let caller = yetibot_bot_core::Caller {
             adapter: yetibot_conversation::AdapterKind::Slack,
+            connection: "slack".into(),
             room: "#a".into(),
             user_id: "U".into(),
             user_name: "u".into(),

@@ -351,7 +351,7 @@ async fn console(
             name: "yetibot".to_owned(),
             is_bot: true,
         },
-        connection: "local".to_owned(),
+        connection: "web".to_owned(),
         bounds: ConsoleBounds::default(),
     };
     Console::bind(options, intake).await

@@ -447,6 +447,7 @@ fn caller(
     });
     Caller {
         adapter: event.place.adapter,
+        connection: event.place.connection.clone(),
         room: event.place.room.clone(),
         user_id: author.id.clone(),
         user_name: author.name.clone(),

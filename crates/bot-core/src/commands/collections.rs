@@ -1068,6 +1068,7 @@ mod tests {
     fn run(interpreter: &Interpreter, line: &str) -> Reply {
         let caller = Caller {
             adapter: yetibot_conversation::AdapterKind::Cli,
+            connection: "cli".into(),
             room: "#test".into(),
             user_id: "U1".into(),
             user_name: "tester".into(),

@@ -94,6 +94,7 @@ fn bot(services: AiServices, admins: &[&str]) -> Interpreter {
 fn caller(user: &str) -> Caller {
     Caller {
         adapter: AdapterKind::Slack,
+        connection: "slack".into(),
         room: "#general".into(),
         user_id: user.into(),
         user_name: user.into(),

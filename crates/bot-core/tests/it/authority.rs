@@ -63,6 +63,7 @@ fn bot(admins: &[&str]) -> Interpreter {
 fn caller(trusted: bool) -> Caller {
     Caller {
         adapter: yetibot_conversation::AdapterKind::Cli,
+        connection: "cli".into(),
         room: "#ops".into(),
         user_id: "U1".into(),
         user_name: "op".into(),

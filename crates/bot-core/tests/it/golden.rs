@@ -91,6 +91,7 @@ fn interpreter(admin: bool) -> Interpreter {
 fn caller() -> Caller {
     Caller {
         adapter: yetibot_conversation::AdapterKind::Cli,
+        connection: "cli".into(),
         room: "#test".into(),
         user_id: "U1".into(),
         user_name: "tester".into(),

@@ -52,6 +52,7 @@ fn bot() -> Interpreter {
 fn me() -> Caller {
     Caller {
         adapter: yetibot_conversation::AdapterKind::Cli,
+        connection: "cli".into(),
         room: "#room".into(),
         user_id: "U1".into(),
         user_name: "me".into(),

@@ -77,6 +77,7 @@ fn bot() -> Interpreter {
 fn caller(message_id: Option<&str>, trusted: bool) -> Caller {
     Caller {
         adapter: yetibot_conversation::AdapterKind::Slack,
+        connection: "slack".into(),
         room: "#general".into(),
         user_id: "U1".into(),
         user_name: "ann".into(),

@@ -124,6 +124,7 @@ fn bot(fixture: &Fixture, model: Option<&str>) -> Interpreter {
 fn admin() -> Caller {
     Caller {
         adapter: yetibot_conversation::AdapterKind::Cli,
+        connection: "cli".into(),
         room: "cli".into(),
         user_id: "U1".into(),
         user_name: "op".into(),

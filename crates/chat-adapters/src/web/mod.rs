@@ -102,7 +102,8 @@ pub struct ConsoleOptions {
     pub operator: Author,
     /// The bot, as the author of its own messages.
     pub bot: Author,
-    /// The connection name in [`Place`]s (`local`).
+    /// The connection name in [`Place`]s; history stores it as the adapter key (`web` gives
+    /// `:web`).
     pub connection: String,
     /// The bounds.
     pub bounds: ConsoleBounds,

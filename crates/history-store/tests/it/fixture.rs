@@ -229,6 +229,7 @@ pub(crate) async fn open(kind: Kind, place: &Place) -> yetibot_history_store::Re
 pub(crate) fn caller(adapter: AdapterKind, room: &str) -> Caller {
     Caller {
         adapter,
+        connection: adapter.as_str().to_owned(),
         room: room.to_owned(),
         user_id: "U1".to_owned(),
         user_name: "ann".to_owned(),
