@@ -12,8 +12,12 @@ pub struct Place {
     pub adapter: AdapterKind,
     /// The connection within the adapter.
     pub connection: String,
-    /// The room (channel) ID.
+    /// The room (channel) ID, as the platform addresses it.
     pub room: String,
+    /// The room's name where history keys rooms by name rather than ID (Slack's `#general`,
+    /// or the other user's name for a direct message), as upstream Yetibot stores it; `None`
+    /// where the ID is the key (Discord, the console).
+    pub room_name: Option<String>,
     /// The thread's ID when the message is in a thread.
     pub thread: Option<String>,
 }
@@ -196,6 +200,7 @@ mod tests {
             adapter: AdapterKind::Web,
             connection: "local".into(),
             room: "general".into(),
+            room_name: None,
             thread: None,
         };
         let thread = room.in_thread("t1");

@@ -213,6 +213,7 @@ mod tests {
                 adapter: AdapterKind::Web,
                 connection: "local".into(),
                 room: "general".into(),
+                room_name: None,
                 thread: None,
             },
             author: Author {

@@ -156,6 +156,7 @@ mod tests {
                 adapter: AdapterKind::Web,
                 connection: "local".into(),
                 room: "general".into(),
+                room_name: None,
                 thread: None,
             },
             message_id: format!("m{n}"),

@@ -448,7 +448,12 @@ fn caller(
     Caller {
         adapter: event.place.adapter,
         connection: event.place.connection.clone(),
-        room: event.place.room.clone(),
+        // History keys Slack rooms by name; elsewhere the ID is the key.
+        room: event
+            .place
+            .room_name
+            .clone()
+            .unwrap_or_else(|| event.place.room.clone()),
         user_id: author.id.clone(),
         user_name: author.name.clone(),
         trusted: true,

@@ -191,6 +191,17 @@ fn interpreter(gate: &Arc<Semaphore>, ai: Option<yetibot_bot_core::ai::AiService
             entered: entered(),
         },
     ));
+    registry.add(CommandSpec::new("whereami", &[Category::Util]).route(
+        None,
+        "whereami # the caller's history room and connection",
+        yetibot_bot_core::Plain(|call: &Call<'_>| {
+            let caller = call.runner.caller();
+            Outcome::text(format!(
+                "{} {} {}",
+                caller.connection, caller.room, caller.user_id
+            ))
+        }),
+    ));
     if let Some(ai) = ai {
         for spec in yetibot_bot_core::ai::commands(Arc::new(ai)) {
             registry.add(spec);
@@ -216,6 +227,7 @@ fn place(thread: Option<&str>) -> Place {
         adapter: AdapterKind::Discord,
         connection: "guild".into(),
         room: "general".into(),
+        room_name: None,
         thread: thread.map(str::to_owned),
     }
 }
@@ -487,6 +499,23 @@ async fn expired_buttons_explain_how_to_resend_and_help_shows_the_commands_help(
     assert_eq!(
         texts(&outbox, Role::Notice).last().map(String::as_str),
         Some("No tool calls were made for this answer.")
+    );
+}
+
+#[tokio::test]
+async fn the_caller_is_the_platforms_identity_in_its_history_room() {
+    let outbox = Memory::new(Limits::DISCORD);
+    let bot = conductor(interpreter(&Arc::new(Semaphore::new(0)), None));
+    let mut event = message("m1", "!whereami");
+    event.place.room = "C0123".into();
+    event.place.room_name = Some("#general".into());
+    bot.handle(incoming(event, &outbox)).await;
+    // Discord-style: the ID is the room.
+    bot.handle(incoming(message("m2", "!whereami"), &outbox))
+        .await;
+    assert_eq!(
+        texts(&outbox, Role::Answer),
+        ["guild #general U1", "guild general U1"]
     );
 }
 

@@ -101,6 +101,7 @@ impl Message {
             adapter: yetibot_conversation::AdapterKind::Web,
             connection: connection.to_owned(),
             room: self.room.clone(),
+            room_name: None,
             thread: self.thread.clone(),
         }
     }
