@@ -8,9 +8,15 @@
 //! caption. An answer over either bound is replaced by one fixed overflow notice; its data is
 //! never cut to fit. An admitted answer whose text fits the platform's card
 //! ([`Limits::card_units`]) is posted as it is; a longer one becomes one readable excerpt plus
-//! `answer.md` with the exact original text. Errors are always shown.
+//! `answer.md` with the exact original text. Errors are always shown. On platforms without
+//! Markdown tables ([`Limits::tables`]) tables become aligned code blocks first, and a table
+//! that cannot be aligned faithfully, or whose padding overflows the card, sends the answer
+//! the excerpt's way too.
+
+use std::borrow::Cow;
 
 use crate::reply::{Answer, Attachment, Outgoing, Role};
+use crate::tables::{TableStyle, align_tables};
 
 /// What a platform accepts, as data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,6 +31,8 @@ pub struct Limits {
     /// UTF-16 units of rendered text one card shows, on platforms that post an answer as a
     /// card; longer answers become an excerpt and an attached `answer.md`.
     pub card_units: Option<usize>,
+    /// How the platform shows Markdown tables.
+    pub tables: TableStyle,
 }
 
 impl Limits {
@@ -34,6 +42,7 @@ impl Limits {
         max_chunks: 30,
         payload_bytes: 64 * 1024,
         card_units: Some(4_000),
+        tables: TableStyle::FixedWidth,
     };
 
     /// Slack: plain messages, split at 3,000 characters (Slack shortens longer sections).
@@ -42,6 +51,7 @@ impl Limits {
         max_chunks: 30,
         payload_bytes: 64 * 1024,
         card_units: None,
+        tables: TableStyle::Markdown,
     };
 
     /// The local web console: the same admission as Discord, and cards of 16,000 units
@@ -51,6 +61,7 @@ impl Limits {
         max_chunks: 30,
         payload_bytes: 64 * 1024,
         card_units: Some(16_000),
+        tables: TableStyle::Markdown,
     };
 }
 
@@ -130,8 +141,21 @@ fn admitted_messages(answer: &Answer, limits: &Limits) -> Vec<Outgoing> {
     let (media, text): (Vec<&String>, Vec<&String>) =
         answer.messages.iter().partition(|m| is_media_url(m));
     let mut out = Vec::new();
-    match limits.card_units {
-        Some(card) if text.iter().any(|m| units(m) > card) => {
+    let shown: Option<Vec<Cow<'_, str>>> = text
+        .iter()
+        .map(|m| match limits.tables {
+            TableStyle::Markdown => Some(Cow::Borrowed(m.as_str())),
+            TableStyle::FixedWidth => {
+                align_tables(m, limits.card_units.unwrap_or(usize::MAX)).ok()
+            }
+        })
+        .collect();
+    match (limits.card_units, shown) {
+        (Some(card), shown)
+            if shown
+                .as_ref()
+                .is_none_or(|shown| shown.iter().any(|m| units(m) > card)) =>
+        {
             let whole = text
                 .iter()
                 .map(|m| m.as_str())
@@ -145,12 +169,17 @@ fn admitted_messages(answer: &Answer, limits: &Limits) -> Vec<Outgoing> {
             });
             out.push(message);
         }
-        Some(_) => out.extend(
-            text.iter()
-                .map(|m| Outgoing::text(Role::Answer, m.as_str())),
+        (Some(_), shown) => out.extend(
+            shown
+                .unwrap_or_default()
+                .iter()
+                .map(|m| Outgoing::text(Role::Answer, m.as_ref())),
         ),
-        None => {
-            for message in &text {
+        (None, shown) => {
+            // Without cards an unalignable table stays as the model wrote it.
+            let shown = shown
+                .unwrap_or_else(|| text.iter().map(|m| Cow::Borrowed(m.as_str())).collect());
+            for message in &shown {
                 out.extend(
                     chunks(message, limits.chunk_units)
                         .into_iter()
@@ -384,6 +413,26 @@ mod tests {
         assert_eq!(chunks(&text, 3), ["a😀", "😀", "😀"]);
         assert!(chunks("", 10).is_empty());
         assert_eq!(chunk_count("", 10), 1);
+    }
+
+    #[test]
+    fn discord_tables_are_aligned_and_unsafe_or_wide_ones_attached() {
+        let table = "| a | b |\n|---|--:|\n| x | 10 |";
+        let out = fit(&answer(&[table]), &Limits::DISCORD);
+        assert_eq!(out[0].text, "```\na |  b\n--+---\nx | 10\n```");
+        assert!(out[0].attachment.is_none());
+        // The console renders tables itself.
+        assert_eq!(fit(&answer(&[table]), &Limits::WEB)[0].text, table);
+        let ragged = "| a |\n|---|\n| x | y |";
+        let wide = format!("| {} | b |\n|---|---|\n{}", "a".repeat(20), "|x|y|\n".repeat(500));
+        assert!(units(&wide) <= 4_000, "the Markdown itself fits a card");
+        for text in [ragged, wide.as_str()] {
+            let out = fit(&answer(&[text]), &Limits::DISCORD);
+            assert_eq!(out.len(), 1);
+            let file = out[0].attachment.as_ref().expect("answer.md");
+            assert_eq!(file.content, text, "the exact original text");
+            assert!(out[0].text.ends_with(EXCERPT_NOTE));
+        }
     }
 
     proptest! {

@@ -5,6 +5,7 @@ mod fit;
 mod outbox;
 mod platform;
 mod reply;
+mod tables;
 #[cfg(feature = "web")]
 pub mod web;
 
@@ -18,5 +19,6 @@ pub use outbox::{
     Outbox, Posted, Reservation, SendError, intake,
 };
 pub use platform::has_verified_users;
+pub use tables::{TableError, TableStyle, align_tables};
 pub use reply::{Answer, Attachment, Button, Outgoing, Role, StatusCall, StatusCard};
 pub use yetibot_conversation::AdapterKind;
