@@ -145,9 +145,7 @@ fn admitted_messages(answer: &Answer, limits: &Limits) -> Vec<Outgoing> {
         .iter()
         .map(|m| match limits.tables {
             TableStyle::Markdown => Some(Cow::Borrowed(m.as_str())),
-            TableStyle::FixedWidth => {
-                align_tables(m, limits.card_units.unwrap_or(usize::MAX)).ok()
-            }
+            TableStyle::FixedWidth => align_tables(m, limits.card_units.unwrap_or(usize::MAX)).ok(),
         })
         .collect();
     match (limits.card_units, shown) {
@@ -177,8 +175,8 @@ fn admitted_messages(answer: &Answer, limits: &Limits) -> Vec<Outgoing> {
         ),
         (None, shown) => {
             // Without cards an unalignable table stays as the model wrote it.
-            let shown = shown
-                .unwrap_or_else(|| text.iter().map(|m| Cow::Borrowed(m.as_str())).collect());
+            let shown =
+                shown.unwrap_or_else(|| text.iter().map(|m| Cow::Borrowed(m.as_str())).collect());
             for message in &shown {
                 out.extend(
                     chunks(message, limits.chunk_units)
@@ -424,7 +422,11 @@ mod tests {
         // The console renders tables itself.
         assert_eq!(fit(&answer(&[table]), &Limits::WEB)[0].text, table);
         let ragged = "| a |\n|---|\n| x | y |";
-        let wide = format!("| {} | b |\n|---|---|\n{}", "a".repeat(20), "|x|y|\n".repeat(500));
+        let wide = format!(
+            "| {} | b |\n|---|---|\n{}",
+            "a".repeat(20),
+            "|x|y|\n".repeat(500)
+        );
         assert!(units(&wide) <= 4_000, "the Markdown itself fits a card");
         for text in [ragged, wide.as_str()] {
             let out = fit(&answer(&[text]), &Limits::DISCORD);

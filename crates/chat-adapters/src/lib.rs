@@ -1,5 +1,7 @@
 #![doc = include_str!("../README.md")]
 
+#[cfg(feature = "discord")]
+pub mod discord;
 mod event;
 mod fit;
 mod outbox;
@@ -19,6 +21,6 @@ pub use outbox::{
     Outbox, Posted, Reservation, SendError, intake,
 };
 pub use platform::has_verified_users;
-pub use tables::{TableError, TableStyle, align_tables};
 pub use reply::{Answer, Attachment, Button, Outgoing, Role, StatusCall, StatusCard};
+pub use tables::{TableError, TableStyle, align_tables};
 pub use yetibot_conversation::AdapterKind;
