@@ -111,6 +111,20 @@ pub trait Outbox: Send + Sync {
         Box::pin(async { Err(SendError::Refused("this platform has no reactions")) })
     }
 
+    /// Opens a thread for the answer to message `message_id` at `place` and returns the
+    /// thread's place, where the answer then goes (`!thread`, Grok's reply threads). Inside a
+    /// thread the conversation stays where it is. Platforms without threads, and this default,
+    /// answer at `place` itself.
+    fn open_thread<'a>(
+        &'a self,
+        place: &'a Place,
+        message_id: &'a str,
+        name: &'a str,
+    ) -> BoxFuture<'a, Result<Place, SendError>> {
+        let _ = (message_id, name);
+        Box::pin(async move { Ok(place.clone()) })
+    }
+
     /// The messages of the thread at `place` before message `before`, oldest first, read
     /// completely within `limits` or not at all. Outside a thread: an empty list.
     fn thread_history<'a>(

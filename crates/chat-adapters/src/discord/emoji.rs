@@ -61,7 +61,7 @@ impl ReactionEmoji {
         if text.contains(':') {
             return custom(text, false);
         }
-        let unicode = text.chars().any(|c| !c.is_ascii())
+        let unicode = !text.is_ascii()
             && !text
                 .chars()
                 .any(|c| c.is_ascii_alphanumeric() || c.is_whitespace() || "<>@#&/\\".contains(c));

@@ -301,24 +301,6 @@ impl Running {
         self.dispatcher.shared.bot_id
     }
 
-    /// Opens a public thread on `message` at `place` (named `name`) and returns its place;
-    /// inside a thread it returns `place` itself.
-    ///
-    /// # Errors
-    ///
-    /// As [`Outbox::post`].
-    pub async fn open_thread(
-        &self,
-        place: &crate::Place,
-        message: &str,
-        name: &str,
-    ) -> Result<crate::Place, crate::SendError> {
-        self.dispatcher
-            .shared
-            .open_thread(place, message, name)
-            .await
-    }
-
     /// Reads every shard until `stop` completes (then closes them normally), a shard closes
     /// with a fatal code, or Discord refuses the token. Every shard's task and the typing
     /// indicator run on tasks this future owns: none outlives it.

@@ -484,6 +484,15 @@ impl Outbox for DiscordOutbox {
         })
     }
 
+    fn open_thread<'a>(
+        &'a self,
+        place: &'a Place,
+        message_id: &'a str,
+        name: &'a str,
+    ) -> BoxFuture<'a, Result<Place, SendError>> {
+        Box::pin(self.0.open_thread(place, message_id, name))
+    }
+
     fn thread_history<'a>(
         &'a self,
         place: &'a Place,
@@ -509,7 +518,7 @@ mod tests {
         };
         assert_eq!(channel_of(&place), Ok(10));
         assert_eq!(channel_of(&place.in_thread("11")), Ok(11));
-        let mut bad = place.clone();
+        let mut bad = place;
         bad.room = "general".into();
         assert!(matches!(channel_of(&bad), Err(SendError::Refused(_))));
         bad.room = "0".into();

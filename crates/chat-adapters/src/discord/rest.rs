@@ -321,7 +321,7 @@ fn header(headers: &http::HeaderMap, name: &str) -> Option<String> {
 /// A number of seconds as Discord writes them (`1`, `0.25`), if it is a sane one.
 fn seconds(text: &str) -> Option<Duration> {
     let value: f64 = text.trim().parse().ok()?;
-    (value.is_finite() && value >= 0.0 && value < 1e7).then(|| Duration::from_secs_f64(value))
+    (value.is_finite() && (0.0..1e7).contains(&value)).then(|| Duration::from_secs_f64(value))
 }
 
 /// The wait a 429 asks for (the longest that any of its fields names) and whether it is
@@ -379,7 +379,7 @@ mod tests {
             ),
             (Some(Duration::from_millis(2250)), true)
         );
-        assert_eq!(check(&[("x-ratelimit-scope", "global")], "").1, true);
+        assert!(check(&[("x-ratelimit-scope", "global")], "").1);
         assert_eq!(check(&[("retry-after", "soon")], "not json"), (None, false));
         assert_eq!(
             check(&[("retry-after", "-1")], r#"{"retry_after": "NaN"}"#),
