@@ -81,6 +81,8 @@ struct Run {
     details: Option<StatusCard>,
     /// The confirmed status card, removed once the answer is out.
     card: Option<Posted>,
+    /// Where the answer goes.
+    place: Place,
 }
 
 impl Conductor {
@@ -164,7 +166,15 @@ impl Conductor {
     /// answer unless a newer run of the same message started meanwhile.
     async fn run_command(&self, outbox: &Arc<dyn Outbox>, event: &Event, key: &Key, text: &str) {
         let generation = self.cache().start_run(key);
-        let mut run = self.execute(outbox, event, &event.author, text).await;
+        // `!thread <command>` runs the command; its answer goes in a new thread.
+        let wrapped = self.unwrap_thread(text);
+        let text = wrapped.as_deref().unwrap_or(text);
+        let target = self
+            .target(outbox, event, key, text, wrapped.is_some())
+            .await;
+        let mut run = self
+            .execute(outbox, event, &target, &event.author, text)
+            .await;
         let card = run.card.take();
         self.publish(outbox, event, key, text, generation, run)
             .await;
@@ -207,7 +217,7 @@ impl Conductor {
         let posted = match (&previous, messages.is_empty()) {
             (Some(previous), _) => outbox.replace(previous, messages).await.ok(),
             (None, true) => None,
-            (None, false) => outbox.post(&event.place, messages).await.ok(),
+            (None, false) => outbox.post(&run.place, messages).await.ok(),
         };
         let mut cache = self.cache();
         if !cache.is_current(key, generation) {
@@ -237,6 +247,7 @@ impl Conductor {
         &self,
         outbox: &Arc<dyn Outbox>,
         event: &Event,
+        target: &Place,
         author: &Author,
         text: &str,
     ) -> Run {
@@ -259,7 +270,7 @@ impl Conductor {
         };
         let status = status_card(
             outbox,
-            &event.place,
+            target,
             progress,
             finished,
             eager,
@@ -270,7 +281,53 @@ impl Conductor {
             replies,
             details,
             card,
+            place: target.clone(),
         }
+    }
+
+    /// The command inside `!thread <command>`, prefix included, or `None` for any other
+    /// text.
+    fn unwrap_thread(&self, text: &str) -> Option<String> {
+        let prefix = self.interpreter.prefix();
+        let inner = text.strip_prefix(prefix)?.strip_prefix("thread")?;
+        let inner = inner.strip_prefix([' ', '\n', '\t'])?.trim_start();
+        (!inner.is_empty()).then(|| format!("{prefix}{inner}"))
+    }
+
+    /// Where a run's answer and status card go: where the command's earlier answer is, else
+    /// a new thread when one is asked for (`!thread`, or `grok` without `--no-thread`, which
+    /// the outbox opens where the platform has threads), else the command's own place.
+    async fn target(
+        &self,
+        outbox: &Arc<dyn Outbox>,
+        event: &Event,
+        key: &Key,
+        text: &str,
+        wrapped: bool,
+    ) -> Place {
+        let previous = self
+            .cache()
+            .get(key)
+            .and_then(|entry| entry.posted.as_ref().map(|p| p.place.clone()));
+        if let Some(place) = previous {
+            return place;
+        }
+        let expression = text.strip_prefix(self.interpreter.prefix());
+        if event.place.thread.is_some() || !(wrapped || expression.is_some_and(grok_threads)) {
+            return event.place.clone();
+        }
+        let name: String = expression
+            .unwrap_or_default()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .chars()
+            .take(80)
+            .collect();
+        outbox
+            .open_thread(&event.place, &event.message_id, &name)
+            .await
+            .unwrap_or_else(|_| event.place.clone())
     }
 
     fn is_live(&self, text: &str) -> bool {
@@ -424,6 +481,25 @@ impl Conductor {
             }
         }
     }
+}
+
+/// Whether `expression` is a `grok` prompt that opens a reply thread (no `--no-thread`).
+fn grok_threads(expression: &str) -> bool {
+    let Ok(parsed) = crate::syntax::parse(expression) else {
+        return false;
+    };
+    let Some(stage) = parsed.stages.first() else {
+        return false;
+    };
+    if parsed.stages.len() != 1 || stage.first_word() != Some("grok") {
+        return false;
+    }
+    let Some(crate::syntax::Part::Text(head)) = stage.parts.first() else {
+        return false;
+    };
+    let args = head.trim_start().strip_prefix("grok").unwrap_or_default();
+    crate::ai::flags::parse(args, crate::ai::flags::Command::Grok)
+        .is_ok_and(|options| !options.no_thread && !options.prompt.trim().is_empty())
 }
 
 /// The caller of a command from this event: the identity the platform vouched for.
@@ -639,5 +715,28 @@ impl ThreadSource for PlatformThread {
                 })
                 .collect())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::grok_threads;
+
+    #[test]
+    fn grok_opens_a_reply_thread_unless_told_not_to() {
+        assert!(grok_threads("grok What is new?"));
+        assert!(grok_threads("grok --model g --no-tools What is new?"));
+        assert!(!grok_threads("grok --no-thread What is new?"));
+        assert!(!grok_threads("grok --model g --no-thread --no-tools hi"));
+        assert!(!grok_threads("ai What is new?"));
+        assert!(!grok_threads("grok"));
+        assert!(
+            !grok_threads("grok --provider x hi"),
+            "a refused option answers in place"
+        );
+        assert!(
+            !grok_threads("echo a | grok summarize"),
+            "a pipeline answers in place"
+        );
     }
 }

@@ -31,6 +31,7 @@ enum Op {
     Post(Vec<String>),
     Replace(Vec<String>, Vec<String>),
     Delete(Vec<String>),
+    Thread(String, String),
 }
 
 /// A chat platform in memory: what is visible now, and every call in order.
@@ -38,6 +39,7 @@ struct Memory {
     limits: Limits,
     next: AtomicU64,
     visible: Mutex<BTreeMap<String, Outgoing>>,
+    places: Mutex<BTreeMap<String, Place>>,
     log: Mutex<Vec<Op>>,
     thread: Mutex<Result<Vec<HistoryMessage>, HistoryError>>,
 }
@@ -48,6 +50,7 @@ impl Memory {
             limits,
             next: AtomicU64::new(0),
             visible: Mutex::new(BTreeMap::new()),
+            places: Mutex::new(BTreeMap::new()),
             log: Mutex::new(Vec::new()),
             thread: Mutex::new(Ok(Vec::new())),
         })
@@ -99,6 +102,12 @@ impl Outbox for Memory {
     ) -> AdapterFuture<'a, Result<Posted, SendError>> {
         Box::pin(async move {
             let ids = self.add(messages);
+            for id in &ids {
+                self.places
+                    .lock()
+                    .expect("places")
+                    .insert(id.clone(), place.clone());
+            }
             self.log.lock().expect("log").push(Op::Post(ids.clone()));
             Ok(Posted {
                 place: place.clone(),
@@ -142,6 +151,21 @@ impl Outbox for Memory {
                 .expect("log")
                 .push(Op::Delete(posted.ids.clone()));
             Ok(())
+        })
+    }
+
+    fn open_thread<'a>(
+        &'a self,
+        place: &'a Place,
+        message_id: &'a str,
+        name: &'a str,
+    ) -> AdapterFuture<'a, Result<Place, SendError>> {
+        Box::pin(async move {
+            self.log
+                .lock()
+                .expect("log")
+                .push(Op::Thread(message_id.to_owned(), name.to_owned()));
+            Ok(place.in_thread(format!("thread-of-{message_id}")))
         })
     }
 
@@ -771,4 +795,48 @@ async fn a_prompt_in_a_thread_carries_the_thread_and_an_unreadable_one_sends_not
             .is_some_and(|(_, m)| m.error && m.text.contains("missing permission"))
     );
     assert_eq!(fixture.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn thread_wraps_a_command_whose_answer_goes_in_a_new_thread_and_stays_there() {
+    let outbox = Memory::new(Limits::DISCORD);
+    let bot = conductor(interpreter(&Arc::new(Semaphore::new(0)), None));
+    bot.handle(incoming(message("m1", "!thread echo in a thread"), &outbox))
+        .await;
+    assert_eq!(
+        outbox.log()[0],
+        Op::Thread("m1".into(), "echo in a thread".into())
+    );
+    let (id, answer) = outbox.of_role(Role::Answer).remove(0);
+    assert_eq!(answer.text, "in a thread");
+    let places = outbox.places.lock().expect("places").clone();
+    assert_eq!(places[&id].thread.as_deref(), Some("thread-of-m1"));
+    // An edit replaces the answer where it is, without another thread.
+    let mut edit = message("m1", "!thread echo edited");
+    edit.revision = 1;
+    edit.kind = EventKind::Edited {
+        text: "!thread echo edited".into(),
+    };
+    bot.handle(incoming(edit, &outbox)).await;
+    assert_eq!(texts(&outbox, Role::Answer), ["edited"]);
+    let threads = outbox
+        .log()
+        .iter()
+        .filter(|op| matches!(op, Op::Thread(..)))
+        .count();
+    assert_eq!(threads, 1);
+    // Inside a thread nothing new is opened, and a plain command answers in place.
+    let mut inside = message("m2", "!thread echo here");
+    inside.place = place(Some("t1"));
+    bot.handle(incoming(inside, &outbox)).await;
+    bot.handle(incoming(message("m3", "!echo plain"), &outbox))
+        .await;
+    assert_eq!(
+        outbox
+            .log()
+            .iter()
+            .filter(|op| matches!(op, Op::Thread(..)))
+            .count(),
+        1
+    );
 }
