@@ -1,4 +1,5 @@
 //! Workspace-wide tests: one binary, one module per area.
 
 mod config_redaction;
+mod discord;
 mod tidy;

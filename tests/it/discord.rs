@@ -1,0 +1,637 @@
+//! The Discord adapter with the real conductor, end to end against the fake Discord
+//! (`discord-fixture`) and a scripted model provider (`provider-fixture`): scripted
+//! conversations for the rules that need both sides, from a captioned answer after its
+//! working card to reruns, edits racing runs, replays after a resume and thread history.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use discord_fixture::{BOT_ID, FakeDiscord, Start, Stored, TOKEN, payload};
+use provider_fixture::{Fixture, Reply, script};
+use serde_json::{Value, json};
+use tokio::sync::{Semaphore, oneshot};
+use tokio::task::{JoinHandle, JoinSet};
+use yetibot_ai_providers::{Client, ClientOptions, ProviderConfig, ProviderSet};
+use yetibot_bot_core::chat::{Conductor, ConductorOptions};
+use yetibot_bot_core::{
+    BoxFuture, Call, Category, CommandSpec, Handler, Interpreter, MemoryAliases, Outcome, Settings,
+    builtins,
+};
+use yetibot_chat_adapters::discord::{Discord, DiscordBounds, DiscordOptions, Error};
+use yetibot_json_util::SplitMix64;
+use yetibot_mcp_host::{Host, HostOptions, ServerSet};
+use yetibot_redaction::Secret;
+use yetibot_tool_policy::{KnownNames, PolicyConfig, ToolPolicy};
+
+const ALICE: u64 = 42;
+const BOB: u64 = 43;
+const CHANNEL: u64 = 10;
+
+/// `wait`: finishes only when the test adds a permit to the gate.
+struct Gate(Arc<Semaphore>);
+
+impl Handler for Gate {
+    fn run<'a>(&'a self, _call: Call<'a>) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            if let Ok(permit) = self.0.acquire().await {
+                permit.forget();
+            }
+            Outcome::text("waited")
+        })
+    }
+}
+
+fn policy() -> ToolPolicy {
+    let natives = yetibot_bot_core::native_tools();
+    let config = PolicyConfig {
+        toolsets: &[],
+        default_toolset: None,
+        max_tool_calls: None,
+    };
+    let known = KnownNames {
+        servers: Vec::new(),
+        providers: Vec::new(),
+        with_github_api_token: Vec::new(),
+        native_tools: &natives,
+    };
+    ToolPolicy::from_config(&config, &known).expect("an empty policy is valid")
+}
+
+fn interpreter(provider: &Fixture, gate: &Arc<Semaphore>) -> Interpreter {
+    let mut registry = builtins();
+    registry.add(CommandSpec::new("wait", &[Category::Util]).route(
+        None,
+        "wait # waits for the test",
+        Gate(Arc::clone(gate)),
+    ));
+    let providers = ProviderSet::from_config(
+        None,
+        &[ProviderConfig {
+            name: Some("local".into()),
+            url: Some(provider.url("/v1")),
+            model: Some("m1".into()),
+            ..ProviderConfig::default()
+        }],
+    )
+    .expect("providers");
+    let ai = yetibot_bot_core::ai::AiServices::new(
+        Client::new(ClientOptions::default()).expect("client"),
+        providers,
+        Host::new(ServerSet::default(), HostOptions::new()).expect("host"),
+        policy(),
+        Arc::new(tokio::time::Instant::now),
+    );
+    for spec in yetibot_bot_core::ai::commands(Arc::new(ai)) {
+        registry.add(spec);
+    }
+    Interpreter::new(
+        registry,
+        Arc::new(MemoryAliases::new()),
+        Box::new(SplitMix64::new(3)),
+        Settings::default(),
+    )
+}
+
+/// The fake Discord, the provider, and the adapter feeding a conductor, as the binary's
+/// supervisor would: one task per event.
+struct Stack {
+    fake: FakeDiscord,
+    provider: Fixture,
+    gate: Arc<Semaphore>,
+    stop: Option<oneshot::Sender<()>>,
+    run: JoinHandle<Result<(), Error>>,
+    pump: JoinHandle<()>,
+}
+
+impl Stack {
+    async fn start() -> Self {
+        let fake = FakeDiscord::start().await;
+        let provider = Fixture::start().await.expect("provider");
+        let gate = Arc::new(Semaphore::new(0));
+        let conductor = Arc::new(Conductor::new(
+            Arc::new(interpreter(&provider, &gate)),
+            ConductorOptions::default(),
+        ));
+        let (intake, mut events) = yetibot_chat_adapters::intake(64);
+        let options = DiscordOptions {
+            token: Secret::new(TOKEN),
+            connection: "main".into(),
+            http_proxy: Some(fake.http_proxy()),
+            gateway_url: Some(fake.gateway.url()),
+            shards: None,
+            bounds: DiscordBounds {
+                typing_interval: Duration::from_millis(100),
+                ..DiscordBounds::default()
+            },
+        };
+        let running = Discord::start(options, intake).await.expect("starts");
+        let (stop, stopped) = oneshot::channel::<()>();
+        let run = tokio::spawn(running.run(async move {
+            let _ = stopped.await;
+        }));
+        let pump = tokio::spawn(async move {
+            let mut handling = JoinSet::new();
+            loop {
+                tokio::select! {
+                    next = events.next() => match next {
+                        Some(incoming) => {
+                            let conductor = Arc::clone(&conductor);
+                            handling.spawn(async move { conductor.handle(incoming).await });
+                        }
+                        None => break,
+                    },
+                    Some(_) = handling.join_next(), if !handling.is_empty() => {}
+                }
+            }
+            while handling.join_next().await.is_some() {}
+        });
+        fake.until("the shard identifies", |f| !f.gateway.starts().is_empty())
+            .await;
+        Self {
+            fake,
+            provider,
+            gate,
+            stop: Some(stop),
+            run,
+            pump,
+        }
+    }
+
+    fn say_as(&self, author: &Value, channel: u64, text: &str) -> u64 {
+        let id = self.fake.next_id();
+        self.fake.gateway.dispatch(
+            "MESSAGE_CREATE",
+            &payload::message(id, channel, author, text),
+        );
+        id
+    }
+
+    /// Runs `!echo sync-n` in a channel of its own and waits for the answer: by then the
+    /// conductor has long finished recording the answers posted before.
+    async fn settle(&self, n: u64) {
+        let channel = 9_000 + n;
+        self.say(channel, &format!("!echo sync-{n}"));
+        self.until_visible(channel, "the sync answer", |v| !v.is_empty())
+            .await;
+    }
+
+    fn say(&self, channel: u64, text: &str) -> u64 {
+        self.say_as(&payload::user(ALICE, "alice", false), channel, text)
+    }
+
+    fn edit(&self, id: u64, channel: u64, text: &str, at: u32) {
+        let original = payload::message(id, channel, &payload::user(ALICE, "alice", false), "");
+        self.fake
+            .gateway
+            .dispatch("MESSAGE_UPDATE", &payload::edited(original, text, at));
+    }
+
+    /// Presses the button with `custom_id` on `message` as `clicker`.
+    fn press(&self, clicker: u64, message: &Stored, custom_id: &str) {
+        let on = payload::message(
+            message.id,
+            message.channel,
+            &payload::user(BOT_ID, "yetibot", true),
+            "",
+        );
+        let who = payload::user(
+            clicker,
+            if clicker == ALICE { "alice" } else { "bob" },
+            false,
+        );
+        let id = self.fake.next_id();
+        self.fake.gateway.dispatch(
+            "INTERACTION_CREATE",
+            &payload::press(id, message.channel, &on, &who, custom_id),
+        );
+    }
+
+    async fn until_visible(
+        &self,
+        channel: u64,
+        what: &str,
+        check: impl Fn(&[Stored]) -> bool,
+    ) -> Vec<Stored> {
+        self.fake.until(what, |f| check(&f.visible(channel))).await;
+        self.fake.visible(channel)
+    }
+
+    async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        let stopped = tokio::time::timeout(Duration::from_secs(10), self.run)
+            .await
+            .expect("stops in time")
+            .expect("no panic");
+        assert_eq!(stopped, Ok(()));
+        self.pump.abort();
+    }
+}
+
+fn button(message: &Stored, label: &str) -> String {
+    let rows = message.fields["components"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    rows.iter()
+        .filter(|c| c["type"] == 1)
+        .flat_map(|row| row["components"].as_array().cloned().unwrap_or_default())
+        .find(|b| b["label"] == label)
+        .and_then(|b| b["custom_id"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| panic!("no {label} button on {}", message.fields))
+}
+
+fn tool_call(name: &str) -> String {
+    json!({
+        "choices": [{
+            "message": {"role": "assistant", "content": null, "tool_calls": [{
+                "id": "call_1", "type": "function",
+                "function": {"name": name, "arguments": "{}"},
+            }]},
+            "finish_reason": "tool_calls",
+        }],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 3},
+    })
+    .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_gets_a_working_card_then_a_captioned_answer_that_mentions_nobody() {
+    let stack = Stack::start().await;
+    stack.provider.route(
+        "/v1/chat/completions",
+        Reply::json(tool_call("yetibot__help")),
+    );
+    stack.provider.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion("Here is **help**, @everyone."))
+            .slow(Duration::from_millis(1_500)),
+    );
+    stack.say(CHANNEL, "!ai What can you do?");
+    let visible = stack
+        .until_visible(CHANNEL, "the answer, and the card gone", |v| {
+            v.len() == 1 && v[0].text().starts_with("Here is")
+        })
+        .await;
+    let answer = &visible[0];
+    assert_eq!(
+        answer.text(),
+        format!(
+            "Here is **help**, @everyone.\n-# {}",
+            answer.text().split("-# ").nth(1).unwrap_or_default()
+        )
+    );
+    let caption = answer
+        .text()
+        .split("-# ")
+        .nth(1)
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        caption.starts_with("m1 · ") && caption.contains("1 tool"),
+        "{caption}"
+    );
+    assert_eq!(answer.fields["allowed_mentions"], json!({"parse": []}));
+    assert_eq!(answer.fields["components"][0]["accent_color"], 0x00BCD4);
+    for label in ["Run again", "Help", "Show details"] {
+        button(answer, label);
+    }
+    // The working card came first, was edited with the finished call, and was deleted by
+    // its own ID only after the answer was posted.
+    let all = stack.fake.messages(CHANNEL);
+    let card = &all[0];
+    assert!(card.deleted);
+    assert!(card.edits >= 1, "edited with the tool's progress");
+    assert!(card.text().starts_with("Working…"));
+    let requests = stack.fake.requests();
+    let answered = requests
+        .iter()
+        .position(|r| {
+            r.method == "POST"
+                && r.fields
+                    .as_ref()
+                    .is_some_and(|f| f.to_string().contains("Here is"))
+        })
+        .expect("the answer was posted");
+    let removed = requests
+        .iter()
+        .position(|r| r.method == "DELETE")
+        .expect("the card was removed");
+    assert!(answered < removed);
+    assert!(requests[removed].path.ends_with(&card.id.to_string()));
+    assert!(
+        !stack.fake.requests_to("POST", "10/typing").is_empty(),
+        "typing while it ran"
+    );
+    // Show details posts the tool snapshot publicly.
+    stack.press(BOB, answer, &button(answer, "Show details"));
+    let visible = stack
+        .until_visible(CHANNEL, "the details", |v| v.len() == 2)
+        .await;
+    assert_eq!(
+        visible[1].text(),
+        "Tool calls of this answer:\n1. `yetibot/help`: ok\n\nBudget: 1 of 6 host calls used."
+    );
+    stack.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_answers_and_tables_from_a_model() {
+    let stack = Stack::start().await;
+    let long = format!(
+        "# Findings\n\n{}",
+        "A finding, explained at length.\n".repeat(200)
+    );
+    let table = "| Model | Cost |\n|:--|--:|\n| m1 | $0.01 |\n| m2 | $0.10 |";
+    stack.provider.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion(&long)),
+    );
+    stack.provider.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion(table)),
+    );
+    stack.say(CHANNEL, "!ai --no-tools Tell me everything.");
+    let visible = stack
+        .until_visible(CHANNEL, "the long answer", |v| {
+            v.len() == 1 && v[0].file.is_some()
+        })
+        .await;
+    let (name, bytes) = visible[0].file.clone().expect("answer.md");
+    assert_eq!(name, "answer.md");
+    // The exact text the model sent (the chat rendering drops its final line break).
+    assert!(
+        bytes == long.trim_end().as_bytes(),
+        "{} bytes attached for {}",
+        bytes.len(),
+        long.len()
+    );
+    assert!(visible[0].text().starts_with("# Findings"));
+    stack.say(CHANNEL, "!ai --no-tools Compare the costs.");
+    let visible = stack
+        .until_visible(CHANNEL, "the table", |v| {
+            v.len() == 2 && v[1].text().starts_with("```")
+        })
+        .await;
+    assert!(
+        visible[1]
+            .text()
+            .starts_with("```\nModel |  Cost\n------+------\nm1    | $0.01\nm2    | $0.10\n```"),
+        "{}",
+        visible[1].text()
+    );
+    stack.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_again_is_confirmed_publicly_and_an_edit_expires_the_confirmation() {
+    let stack = Stack::start().await;
+    let command = stack.say(CHANNEL, "!echo first");
+    let visible = stack
+        .until_visible(CHANNEL, "the answer", |v| v.len() == 1)
+        .await;
+    let answer = visible[0].clone();
+    stack.settle(1).await;
+    assert!(answer.text().starts_with("first"));
+    // Only the requester may run it again.
+    stack.press(BOB, &answer, &button(&answer, "Run again"));
+    let visible = stack
+        .until_visible(CHANNEL, "a refusal", |v| v.len() == 2)
+        .await;
+    assert_eq!(visible[1].text(), "Only alice can run this command again.");
+    stack.press(ALICE, &answer, &button(&answer, "Run again"));
+    let visible = stack
+        .until_visible(CHANNEL, "the confirmation", |v| v.len() == 3)
+        .await;
+    let confirmation = visible[2].clone();
+    stack.settle(2).await;
+    assert!(
+        confirmation.text().starts_with("Run `!echo first` again?"),
+        "{}",
+        confirmation.text()
+    );
+    let confirm = button(&confirmation, "Confirm rerun");
+    // An edit supersedes the confirmation: it is removed, and the answer is the edit's.
+    stack.edit(command, CHANNEL, "!echo edited", 30);
+    let visible = stack
+        .until_visible(CHANNEL, "the edit's answer", |v| {
+            v.iter()
+                .any(|m| m.id == answer.id && m.text().starts_with("edited"))
+                && !v.iter().any(|m| m.id == confirmation.id)
+        })
+        .await;
+    assert_eq!(visible.len(), 2);
+    stack.press(ALICE, &confirmation, &confirm);
+    let visible = stack
+        .until_visible(CHANNEL, "an expiry notice", |v| v.len() == 3)
+        .await;
+    // The edit retired its token: the press explains how to resend.
+    assert!(
+        visible[2].text().starts_with("This button has expired"),
+        "{}",
+        visible[2].text()
+    );
+    // A fresh confirmation runs the edited command once, consumed before it runs.
+    let answer = visible
+        .iter()
+        .find(|m| m.id == answer.id)
+        .cloned()
+        .expect("the answer");
+    stack.settle(3).await;
+    stack.press(ALICE, &answer, &button(&answer, "Run again"));
+    let visible = stack
+        .until_visible(CHANNEL, "a new confirmation", |v| v.len() == 4)
+        .await;
+    let confirmation = visible[3].clone();
+    stack.settle(4).await;
+    let confirm = button(&confirmation, "Confirm rerun");
+    stack.press(ALICE, &confirmation, &confirm);
+    stack.press(ALICE, &confirmation, &confirm);
+    stack
+        .until_visible(CHANNEL, "the rerun, and the card consumed", |v| {
+            !v.iter().any(|m| m.id == confirmation.id) && v.iter().any(|m| m.edits >= 2)
+        })
+        .await;
+    stack.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_racing_a_running_command_owns_the_answer() {
+    let stack = Stack::start().await;
+    let command = stack.say(CHANNEL, "!wait");
+    stack.edit(command, CHANNEL, "!echo newer", 10);
+    let visible = stack
+        .until_visible(CHANNEL, "the newer answer", |v| !v.is_empty())
+        .await;
+    assert!(visible[0].text().starts_with("newer"));
+    // The obsolete run finishes now and publishes nothing.
+    stack.gate.add_permits(1);
+    stack.say(CHANNEL, "!echo sync");
+    let visible = stack
+        .until_visible(CHANNEL, "a later answer", |v| v.len() == 2)
+        .await;
+    assert!(visible[0].text().starts_with("newer") && visible[0].edits == 0);
+    assert!(visible[1].text().starts_with("sync"));
+    assert!(
+        !stack
+            .fake
+            .messages(CHANNEL)
+            .iter()
+            .any(|m| m.text().contains("waited"))
+    );
+    stack.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_replayed_by_a_resume_makes_one_paid_call() {
+    let stack = Stack::start().await;
+    stack.fake.gateway.replay_on_resume(5);
+    stack.provider.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion("Paid once.")),
+    );
+    stack.say(CHANNEL, "!ai --no-tools Say something.");
+    stack
+        .until_visible(CHANNEL, "the answer", |v| {
+            v.len() == 1 && v[0].text().starts_with("Paid once.")
+        })
+        .await;
+    stack.fake.gateway.drop_connection();
+    stack
+        .fake
+        .until("a resume", |f| {
+            f.gateway
+                .starts()
+                .iter()
+                .any(|s| matches!(s, Start::Resume(..)))
+        })
+        .await;
+    stack.say(CHANNEL, "!echo after");
+    let visible = stack
+        .until_visible(CHANNEL, "the next answer", |v| v.len() == 2)
+        .await;
+    assert!(visible[1].text().starts_with("after"));
+    assert_eq!(stack.provider.requests().len(), 1, "one paid call");
+    stack.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_from_a_bot_triggers_nothing() {
+    let stack = Stack::start().await;
+    stack.say_as(
+        &payload::user(7, "otherbot", true),
+        CHANNEL,
+        "!ai --no-tools spend",
+    );
+    stack.say_as(
+        &payload::user(BOT_ID, "yetibot", true),
+        CHANNEL,
+        "!echo loop",
+    );
+    stack.say(CHANNEL, "!echo human");
+    let visible = stack
+        .until_visible(CHANNEL, "the human's answer", |v| !v.is_empty())
+        .await;
+    assert_eq!(visible.len(), 1);
+    assert!(visible[0].text().starts_with("human"));
+    assert!(stack.provider.requests().is_empty());
+    stack.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ai_in_a_thread_carries_every_page_of_it_and_answers_there() {
+    let stack = Stack::start().await;
+    stack
+        .fake
+        .gateway
+        .dispatch("THREAD_CREATE", &payload::thread(30, CHANNEL));
+    let alice = payload::user(ALICE, "alice", false);
+    let me = payload::user(BOT_ID, "yetibot", true);
+    let history: Vec<Value> = (1..=150)
+        .map(|n| {
+            let author = if n % 2 == 0 { &me } else { &alice };
+            payload::message(n, 30, author, &format!("turn {n}"))
+        })
+        .collect();
+    stack.fake.add_history(30, history);
+    stack.provider.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion("Continued.")),
+    );
+    stack.say(30, "!ai --no-tools Continue.");
+    let visible = stack
+        .until_visible(30, "the answer in the thread", |v| {
+            v.len() == 1 && v[0].text().starts_with("Continued.")
+        })
+        .await;
+    assert!(visible[0].text().starts_with("Continued."));
+    assert!(
+        stack.fake.visible(CHANNEL).is_empty(),
+        "nothing in the parent channel"
+    );
+    assert_eq!(
+        stack.fake.requests_to("GET", "channels/30/messages").len(),
+        2,
+        "two pages"
+    );
+    let requests = stack.provider.requests();
+    let body: Value = serde_json::from_slice(&requests[0].body).expect("json");
+    let messages = body["messages"].as_array().expect("messages");
+    // The system message, 150 earlier turns oldest first, then the prompt.
+    assert_eq!(messages.len(), 152);
+    assert_eq!(
+        messages[1]["content"]
+            .as_str()
+            .map(|c| c.contains("turn 1")),
+        Some(true)
+    );
+    assert_eq!(messages[2]["role"], "assistant");
+    assert_eq!(messages[150]["role"], "assistant");
+    stack.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thread_wraps_a_command_in_a_new_thread_and_a_delete_reaction_removes_the_answer() {
+    let stack = Stack::start().await;
+    let command = stack.say(CHANNEL, "!thread echo in a thread");
+    stack
+        .fake
+        .until("a thread", |f| {
+            !f.requests_to("POST", &format!("messages/{command}/threads"))
+                .is_empty()
+        })
+        .await;
+    let created = stack.fake.requests_to("POST", "/threads");
+    assert_eq!(
+        created[0].fields.as_ref().map(|f| f["name"].clone()),
+        Some(json!("echo in a thread"))
+    );
+    let answer_channel = |f: &FakeDiscord| {
+        f.requests_to("POST", "/messages")
+            .into_iter()
+            .find(|r| !r.path.contains("threads"))
+            .and_then(|r| r.path.split('/').nth(1).and_then(|c| c.parse::<u64>().ok()))
+    };
+    stack
+        .fake
+        .until("the answer", |f| answer_channel(f).is_some())
+        .await;
+    let thread = answer_channel(&stack.fake).expect("the answer's channel");
+    assert_ne!(thread, CHANNEL);
+    let visible = stack
+        .until_visible(thread, "the answer", |v| !v.is_empty())
+        .await;
+    assert!(visible[0].text().starts_with("in a thread"));
+    stack.settle(1).await;
+    assert!(stack.fake.visible(CHANNEL).is_empty());
+    // ❌ on the bot's answer deletes it.
+    stack.fake.gateway.dispatch(
+        "MESSAGE_REACTION_ADD",
+        &payload::reaction(thread, visible[0].id, ALICE, "❌", Some(BOT_ID)),
+    );
+    stack
+        .until_visible(thread, "the answer deleted", <[Stored]>::is_empty)
+        .await;
+    stack.stop().await;
+}
