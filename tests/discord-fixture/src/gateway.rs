@@ -40,12 +40,15 @@ struct Inner {
     sessions: u64,
     /// On resume, how many already-delivered dispatches to send again.
     replay_extra: u64,
+    /// Resumes that arrived on the resume listener (the `resume_gateway_url`).
+    resumed_there: u64,
 }
 
 /// The fake gateway.
 #[derive(Debug, Clone)]
 pub struct Gateway {
     url: String,
+    resume_url: String,
     inner: Arc<Mutex<Inner>>,
     changed: Arc<Notify>,
 }
@@ -54,24 +57,30 @@ impl Gateway {
     pub(crate) async fn start(changed: Arc<Notify>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let url = format!("ws://{}", listener.local_addr().expect("addr"));
+        // READY names a second listener as the resume URL, so tests see resumes go there.
+        let resume = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let resume_url = format!("ws://{}", resume.local_addr().expect("addr"));
         let gateway = Self {
             url,
+            resume_url,
             inner: Arc::new(Mutex::new(Inner {
                 replay_extra: 1,
                 ..Inner::default()
             })),
             changed,
         };
-        let serving = gateway.clone();
-        tokio::spawn(async move {
-            loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    continue;
-                };
-                let gateway = serving.clone();
-                tokio::spawn(async move { gateway.serve(stream).await });
-            }
-        });
+        for (listener, there) in [(listener, false), (resume, true)] {
+            let serving = gateway.clone();
+            tokio::spawn(async move {
+                loop {
+                    let Ok((stream, _)) = listener.accept().await else {
+                        continue;
+                    };
+                    let gateway = serving.clone();
+                    tokio::spawn(async move { gateway.serve(stream, there).await });
+                }
+            });
+        }
         gateway
     }
 
@@ -83,6 +92,12 @@ impl Gateway {
     #[must_use]
     pub fn url(&self) -> String {
         self.url.clone()
+    }
+
+    /// How many resumes arrived on the `resume_gateway_url` that `READY` named.
+    #[must_use]
+    pub fn resumes_at_resume_url(&self) -> u64 {
+        self.inner().resumed_there
     }
 
     /// The session starts seen so far.
@@ -130,7 +145,7 @@ impl Gateway {
         }
     }
 
-    async fn serve(&self, stream: tokio::net::TcpStream) {
+    async fn serve(&self, stream: tokio::net::TcpStream, there: bool) {
         let Ok((_, mut socket)) = tokio_websockets::ServerBuilder::new().accept(stream).await
         else {
             return;
@@ -146,7 +161,7 @@ impl Gateway {
                     let Some(Ok(message)) = incoming else { return };
                     let Some(text) = message.as_text() else { continue };
                     let Ok(frame) = serde_json::from_str::<Value>(text) else { continue };
-                    let replies = self.answer(&frame, &control);
+                    let replies = self.answer(&frame, &control, there);
                     for reply in replies {
                         if socket.send(Message::text(reply)).await.is_err() {
                             return;
@@ -173,7 +188,12 @@ impl Gateway {
     }
 
     /// The frames that answer `frame` from the client.
-    fn answer(&self, frame: &Value, control: &mpsc::UnboundedSender<Control>) -> Vec<String> {
+    fn answer(
+        &self,
+        frame: &Value,
+        control: &mpsc::UnboundedSender<Control>,
+        there: bool,
+    ) -> Vec<String> {
         let mut inner = self.inner();
         match frame["op"].as_u64() {
             Some(1) => vec![json!({"op": 11}).to_string()],
@@ -187,7 +207,7 @@ impl Gateway {
                 inner.seq += 1;
                 let ready = json!({
                     "v": 10, "session_id": format!("session-{}", inner.sessions),
-                    "resume_gateway_url": self.url, "guilds": [], "shard": [number, total],
+                    "resume_gateway_url": self.resume_url, "guilds": [], "shard": [number, total],
                     "application": {"id": "77", "flags": 0},
                     "user": {"id": BOT_ID.to_string(), "username": "yetibot", "discriminator": "0",
                              "avatar": null, "bot": true, "mfa_enabled": false},
@@ -202,6 +222,9 @@ impl Gateway {
                     .to_owned();
                 let from = frame["d"]["seq"].as_u64().unwrap_or(0);
                 inner.starts.push(Start::Resume(session, from));
+                if there {
+                    inner.resumed_there += 1;
+                }
                 inner.connections.push(control.clone());
                 let replay_from = from.saturating_sub(inner.replay_extra);
                 let mut replies: Vec<String> = inner

@@ -88,6 +88,9 @@ pub struct DiscordBounds {
     pub default_retry_after: Duration,
     /// How long every request pauses after a storm of 429s (three within ten seconds).
     pub backoff: Duration,
+    /// The most 401, 403 and 429 answers in ten minutes before the adapter stops sending
+    /// until the window moves on (Discord's own limit is 10,000).
+    pub max_invalid_requests: usize,
     /// The longest message text read, in UTF-8 bytes; longer messages are ignored.
     pub max_message_bytes: usize,
     /// How often the typing indicator is renewed while a status card is up.
@@ -108,6 +111,7 @@ impl Default for DiscordBounds {
             max_retry_after: Duration::from_secs(30),
             default_retry_after: Duration::from_secs(5),
             backoff: Duration::from_secs(30),
+            max_invalid_requests: 1_000,
             max_message_bytes: 16 * 1024,
             typing_interval: Duration::from_secs(8),
             max_typing: Duration::from_secs(15 * 60),

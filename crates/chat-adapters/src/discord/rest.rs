@@ -11,7 +11,10 @@
 //! than [`DiscordBounds::max_retry_after`]; then the caller gets a failure to report. A
 //! global 429, or several 429s close together, pause every request of the adapter (both
 //! lanes) for a shared back-off, and a bucket whose `X-RateLimit-Remaining` reached zero is
-//! paced until its reset. Nothing else is ever resent here: a 5xx or a timeout is the
+//! paced until its reset. Discord bans a bot for a while after 10,000 invalid requests (401,
+//! 403, 429) in ten minutes; the adapter stops sending at a tenth of that
+//! ([`DiscordBounds::max_invalid_requests`]) until the window moves on. Nothing else is ever
+//! resent here: a 5xx or a timeout is the
 //! caller's to judge (a message create is resent only with its nonce enforced). A 401 marks
 //! the token invalid, fails every later request at once and stops the adapter.
 
@@ -39,6 +42,8 @@ const MAX_RESPONSE_BYTES: usize = 8 << 20;
 const STORM_COUNT: usize = 3;
 /// The window in which repeated 429s count as one storm.
 const STORM_WINDOW: Duration = Duration::from_secs(10);
+/// The window over which Discord counts invalid requests (401, 403 and 429 answers).
+const INVALID_WINDOW: Duration = Duration::from_secs(600);
 
 /// A request body.
 #[derive(Debug, Clone)]
@@ -88,6 +93,8 @@ struct LimiterState {
     recent: Vec<Instant>,
     /// Buckets (by route) exhausted until their reset.
     buckets: HashMap<String, Instant>,
+    /// When the invalid requests of the current window were answered (at most the bound).
+    invalid: std::collections::VecDeque<Instant>,
 }
 
 impl Limiter {
@@ -136,6 +143,35 @@ impl Limiter {
         if state.buckets.len() < 4_096 {
             state.buckets.insert(bucket, Instant::now() + reset);
         }
+    }
+
+    /// Counts a 401, 403 or 429 answer.
+    fn invalid(&self, max: usize) {
+        let now = Instant::now();
+        let mut state = self.state();
+        while state
+            .invalid
+            .front()
+            .is_some_and(|at| now.duration_since(*at) >= INVALID_WINDOW)
+        {
+            state.invalid.pop_front();
+        }
+        if state.invalid.len() < max {
+            state.invalid.push_back(now);
+        }
+    }
+
+    /// Whether the invalid requests of the last ten minutes reached `max`: then nothing is
+    /// sent until the oldest of them ages out of the window.
+    fn over_invalid(&self, max: usize) -> bool {
+        let now = Instant::now();
+        let state = self.state();
+        state
+            .invalid
+            .iter()
+            .filter(|at| now.duration_since(**at) < INVALID_WINDOW)
+            .count()
+            >= max
     }
 
     fn refuse(&self) {
@@ -211,6 +247,9 @@ impl Rest {
             if self.limiter.is_unauthorized() {
                 return Err(Failure::Unauthorized);
             }
+            if self.limiter.over_invalid(self.bounds.max_invalid_requests) {
+                return Err(Failure::RateLimited);
+            }
             if let Some(at) = self.limiter.ready_at(&bucket) {
                 if at.saturating_duration_since(Instant::now()) > self.bounds.max_retry_after {
                     return Err(Failure::RateLimited);
@@ -245,6 +284,9 @@ impl Rest {
                 }
                 _ => Bytes::new(),
             };
+            if matches!(status, 401 | 403 | 429) {
+                self.limiter.invalid(self.bounds.max_invalid_requests);
+            }
             match status {
                 200..=299 => return Ok(Reply { body: body_bytes }),
                 401 => {

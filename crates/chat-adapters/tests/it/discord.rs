@@ -1021,3 +1021,32 @@ async fn thread_history_without_permission_is_an_error_naming_it() {
     );
     bot.stop().await.expect("stops");
 }
+
+#[tokio::test]
+async fn invalid_requests_stop_far_below_discords_threshold() {
+    let bot = Bot::with(
+        DiscordBounds {
+            max_invalid_requests: 3,
+            ..bounds()
+        },
+        4,
+        |_| {},
+    )
+    .await;
+    for _ in 0..3 {
+        bot.fake.fault(Fault::new("POST", "/messages", 403));
+        let refused = bot
+            .outbox
+            .post(&place(CHANNEL), vec![Outgoing::text(Role::Answer, "x")])
+            .await;
+        assert!(matches!(refused, Err(SendError::Refused(_))), "{refused:?}");
+    }
+    // The fourth is not sent at all.
+    let result = bot
+        .outbox
+        .post(&place(CHANNEL), vec![Outgoing::text(Role::Answer, "x")])
+        .await;
+    assert_eq!(result, Err(SendError::Refused("Discord's rate limit")));
+    assert_eq!(bot.fake.requests_to("POST", "/messages").len(), 3);
+    bot.stop().await.expect("stops");
+}
