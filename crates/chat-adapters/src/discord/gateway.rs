@@ -386,7 +386,14 @@ pub(crate) async fn drive(
         tokio::select! {
             () = until_stopped(&mut stopping) => {
                 shard.close(CloseFrame::NORMAL);
-                let drain = async { while shard.next_event(WANTED).await.is_some() {} };
+                // Read until our close is through; after it twilight would reconnect.
+                let drain = async {
+                    while let Some(item) = shard.next_event(WANTED).await {
+                        if matches!(item, Ok(GatewayEvent::GatewayClose(_))) {
+                            break;
+                        }
+                    }
+                };
                 let _ = tokio::time::timeout(std::time::Duration::from_secs(2), drain).await;
                 side.abort_all();
                 return Ok(());

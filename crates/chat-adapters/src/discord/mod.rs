@@ -20,6 +20,30 @@
 //! cards and typing), so live progress can never delay or replace an answer. While a status
 //! card is up (an `ai` or `grok` request), the channel shows the typing indicator, renewed
 //! every [`DiscordBounds::typing_interval`].
+//!
+//! ```no_run
+//! use yetibot_chat_adapters::discord::{Discord, DiscordBounds, DiscordOptions};
+//! use yetibot_chat_adapters::intake;
+//! use yetibot_redaction::Secret;
+//!
+//! # async fn run() -> Result<(), yetibot_chat_adapters::discord::Error> {
+//! let (intake, _events) = intake(256);
+//! let running = Discord::start(
+//!     DiscordOptions {
+//!         token: Secret::new("the bot token"),
+//!         connection: "discord".into(),  // the history adapter key
+//!         http_proxy: None,              // or Some("127.0.0.1:3000") for twilight-http-proxy
+//!         gateway_url: None,             // or Some("ws://gateway-proxy:7878")
+//!         shards: None,                  // or Some(ShardRange { first, last, total })
+//!         bounds: DiscordBounds::default(),
+//!     },
+//!     intake,
+//! )
+//! .await?;
+//! // Hand the events to the conductor (one task per event), then:
+//! running.run(async { /* resolves on shutdown */ }).await
+//! # }
+//! ```
 
 mod emoji;
 mod gateway;
@@ -63,6 +87,10 @@ pub const INTENTS: Intents = Intents::GUILDS
     .union(Intents::DIRECT_MESSAGES)
     .union(Intents::DIRECT_MESSAGE_REACTIONS)
     .union(Intents::MESSAGE_CONTENT);
+
+/// The most shards one process runs; a bot that needs more splits them over processes
+/// with [`DiscordOptions::shards`].
+pub const MAX_SHARDS: usize = 256;
 
 /// A pinned range of shards, for splitting one bot over several processes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -243,6 +271,12 @@ impl Discord {
                 (0..=total - 1, total, Some(info.session_start_limit))
             }
         };
+        let count = usize::try_from(numbers.end() - numbers.start()).unwrap_or(usize::MAX);
+        if count >= MAX_SHARDS {
+            return Err(Error::Invalid(
+                "shards: more than 256 shards for one process; pin a range per process",
+            ));
+        }
         let queue = match limit {
             Some(limit) => InMemoryQueue::new(
                 limit.max_concurrency.max(1),

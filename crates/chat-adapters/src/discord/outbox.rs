@@ -225,6 +225,13 @@ impl Shared {
         result
     }
 
+    /// A status card that vanished: its channel's typing ends with it.
+    fn forget_status(&self, message: u64) {
+        if let Some(channel) = lock(&self.status).remove(&message) {
+            let _ = self.typing.try_send(Typing::Stop(channel));
+        }
+    }
+
     fn posted_status(&self, channel: u64, message: u64) {
         lock(&self.status).insert(message, channel);
         let _ = self.typing.try_send(Typing::Start(channel));
@@ -295,6 +302,7 @@ impl Shared {
         let page_size = self.bounds.history_page.clamp(1, 100);
         let mut newest_first = Vec::new();
         let mut bytes = 0usize;
+        let mut seen = 0usize;
         loop {
             let route = Route::GetMessages {
                 after: None,
@@ -319,6 +327,12 @@ impl Shared {
             let page: Vec<Message> = serde_json::from_slice(&reply.body)
                 .map_err(|_| HistoryError::Unavailable("a page of the thread was malformed"))?;
             let full = page.len() >= usize::from(page_size);
+            // Messages without text are not kept, but still count towards a bound, so that
+            // a thread of nothing but files cannot be paged through without end.
+            seen = seen.saturating_add(page.len());
+            if seen > limits.max_messages.saturating_mul(2).saturating_add(200) {
+                return Err(HistoryError::TooLong);
+            }
             let mut oldest = None;
             for message in page {
                 let id = message.id.get();
@@ -413,7 +427,10 @@ impl Outbox for DiscordOutbox {
                     let edited = match old.next().map(|id| message_id(id)) {
                         Some(Ok(id)) => match self.0.edit(lane, channel, id, &payload).await {
                             Ok(()) => Some(id),
-                            Err(SendError::Gone) => None,
+                            Err(SendError::Gone) => {
+                                self.0.forget_status(id);
+                                None
+                            }
                             Err(error) => return Err(error),
                         },
                         _ => None,

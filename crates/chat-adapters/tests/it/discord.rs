@@ -1050,3 +1050,46 @@ async fn invalid_requests_stop_far_below_discords_threshold() {
     assert_eq!(bot.fake.requests_to("POST", "/messages").len(), 3);
     bot.stop().await.expect("stops");
 }
+
+#[tokio::test]
+async fn a_thread_of_messages_without_text_cannot_be_paged_without_end() {
+    let bot = Bot::start().await;
+    let alice = payload::user(HUMAN, "alice", false);
+    bot.fake.add_history(
+        32,
+        (1..=600)
+            .map(|n| payload::message(n, 32, &alice, ""))
+            .collect(),
+    );
+    let thread = place(CHANNEL).in_thread("32");
+    let limits = HistoryLimits {
+        max_messages: 10,
+        max_bytes: 1 << 20,
+    };
+    assert_eq!(
+        bot.outbox.thread_history(&thread, "1000", limits).await,
+        Err(HistoryError::TooLong)
+    );
+    assert!(bot.fake.requests_to("GET", "channels/32/messages").len() <= 3);
+    bot.stop().await.expect("stops");
+}
+
+#[tokio::test]
+async fn one_process_runs_at_most_its_share_of_shards() {
+    let fake = FakeDiscord::start().await;
+    let (queue, _events) = yetibot_chat_adapters::intake(4);
+    let mut too_many = options(&fake, bounds());
+    too_many.shards = Some(ShardRange {
+        first: 0,
+        last: 299,
+        total: 1_000,
+    });
+    let error = Discord::start(too_many, queue).await.expect_err("refused");
+    assert!(matches!(error, Error::Invalid(_)), "{error}");
+    fake.recommend_shards(4_000_000);
+    let (queue, _events) = yetibot_chat_adapters::intake(4);
+    let error = Discord::start(options(&fake, bounds()), queue)
+        .await
+        .expect_err("refused");
+    assert!(matches!(error, Error::Invalid(_)), "{error}");
+}
