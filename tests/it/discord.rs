@@ -4,12 +4,13 @@
 //! working card to reruns, edits racing runs, replays after a resume and thread history.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use discord_fixture::{BOT_ID, FakeDiscord, Start, Stored, TOKEN, payload};
 use provider_fixture::{Fixture, Reply, script};
 use serde_json::{Value, json};
-use tokio::sync::{Semaphore, oneshot};
+use tokio::sync::{Notify, Semaphore, oneshot};
 use tokio::task::{JoinHandle, JoinSet};
 use yetibot_ai_providers::{Client, ClientOptions, ProviderConfig, ProviderSet};
 use yetibot_bot_core::chat::{Conductor, ConductorOptions};
@@ -66,12 +67,21 @@ fn interpreter(provider: &Fixture, gate: &Arc<Semaphore>) -> Interpreter {
     ));
     let providers = ProviderSet::from_config(
         None,
-        &[ProviderConfig {
-            name: Some("local".into()),
-            url: Some(provider.url("/v1")),
-            model: Some("m1".into()),
-            ..ProviderConfig::default()
-        }],
+        &[
+            ProviderConfig {
+                name: Some("local".into()),
+                url: Some(provider.url("/v1")),
+                model: Some("m1".into()),
+                ..ProviderConfig::default()
+            },
+            ProviderConfig {
+                name: Some("grok".into()),
+                url: Some(provider.url("/g/v1")),
+                model: Some("g1".into()),
+                api: Some("responses".into()),
+                ..ProviderConfig::default()
+            },
+        ],
     )
     .expect("providers");
     let ai = yetibot_bot_core::ai::AiServices::new(
@@ -98,6 +108,8 @@ struct Stack {
     fake: FakeDiscord,
     provider: Fixture,
     gate: Arc<Semaphore>,
+    /// Events being handled, and a signal each time one is done.
+    busy: Arc<(AtomicUsize, Notify)>,
     stop: Option<oneshot::Sender<()>>,
     run: JoinHandle<Result<(), Error>>,
     pump: JoinHandle<()>,
@@ -129,6 +141,8 @@ impl Stack {
         let run = tokio::spawn(running.run(async move {
             let _ = stopped.await;
         }));
+        let busy = Arc::new((AtomicUsize::new(0), Notify::new()));
+        let counted = Arc::clone(&busy);
         let pump = tokio::spawn(async move {
             let mut handling = JoinSet::new();
             loop {
@@ -136,7 +150,13 @@ impl Stack {
                     next = events.next() => match next {
                         Some(incoming) => {
                             let conductor = Arc::clone(&conductor);
-                            handling.spawn(async move { conductor.handle(incoming).await });
+                            let counted = Arc::clone(&counted);
+                            counted.0.fetch_add(1, Ordering::SeqCst);
+                            handling.spawn(async move {
+                                conductor.handle(incoming).await;
+                                counted.0.fetch_sub(1, Ordering::SeqCst);
+                                counted.1.notify_waiters();
+                            });
                         }
                         None => break,
                     },
@@ -151,6 +171,7 @@ impl Stack {
             fake,
             provider,
             gate,
+            busy,
             stop: Some(stop),
             run,
             pump,
@@ -166,13 +187,22 @@ impl Stack {
         id
     }
 
-    /// Runs `!echo sync-n` in a channel of its own and waits for the answer: by then the
-    /// conductor has long finished recording the answers posted before.
-    async fn settle(&self, n: u64) {
-        let channel = 9_000 + n;
-        self.say(channel, &format!("!echo sync-{n}"));
-        self.until_visible(channel, "the sync answer", |v| !v.is_empty())
-            .await;
+    /// Waits until every event handed to the conductor so far has been handled to the end,
+    /// so that what it recorded after posting (the answer's buttons, a confirmation) is in
+    /// place before the test presses anything.
+    async fn settle(&self) {
+        let (handling, done) = &*self.busy;
+        tokio::time::timeout(Duration::from_secs(10), async {
+            loop {
+                let notified = done.notified();
+                if handling.load(Ordering::SeqCst) == 0 {
+                    return;
+                }
+                notified.await;
+            }
+        })
+        .await
+        .expect("the conductor settles");
     }
 
     fn say(&self, channel: u64, text: &str) -> u64 {
@@ -392,7 +422,7 @@ async fn run_again_is_confirmed_publicly_and_an_edit_expires_the_confirmation() 
         .until_visible(CHANNEL, "the answer", |v| v.len() == 1)
         .await;
     let answer = visible[0].clone();
-    stack.settle(1).await;
+    stack.settle().await;
     assert!(answer.text().starts_with("first"));
     // Only the requester may run it again.
     stack.press(BOB, &answer, &button(&answer, "Run again"));
@@ -405,7 +435,7 @@ async fn run_again_is_confirmed_publicly_and_an_edit_expires_the_confirmation() 
         .until_visible(CHANNEL, "the confirmation", |v| v.len() == 3)
         .await;
     let confirmation = visible[2].clone();
-    stack.settle(2).await;
+    stack.settle().await;
     assert!(
         confirmation.text().starts_with("Run `!echo first` again?"),
         "{}",
@@ -438,13 +468,13 @@ async fn run_again_is_confirmed_publicly_and_an_edit_expires_the_confirmation() 
         .find(|m| m.id == answer.id)
         .cloned()
         .expect("the answer");
-    stack.settle(3).await;
+    stack.settle().await;
     stack.press(ALICE, &answer, &button(&answer, "Run again"));
     let visible = stack
         .until_visible(CHANNEL, "a new confirmation", |v| v.len() == 4)
         .await;
     let confirmation = visible[3].clone();
-    stack.settle(4).await;
+    stack.settle().await;
     let confirm = button(&confirmation, "Confirm rerun");
     stack.press(ALICE, &confirmation, &confirm);
     stack.press(ALICE, &confirmation, &confirm);
@@ -623,7 +653,7 @@ async fn thread_wraps_a_command_in_a_new_thread_and_a_delete_reaction_removes_th
         .until_visible(thread, "the answer", |v| !v.is_empty())
         .await;
     assert!(visible[0].text().starts_with("in a thread"));
-    stack.settle(1).await;
+    stack.settle().await;
     assert!(stack.fake.visible(CHANNEL).is_empty());
     // ❌ on the bot's answer deletes it.
     stack.fake.gateway.dispatch(
@@ -633,5 +663,79 @@ async fn thread_wraps_a_command_in_a_new_thread_and_a_delete_reaction_removes_th
     stack
         .until_visible(thread, "the answer deleted", <[Stored]>::is_empty)
         .await;
+    stack.stop().await;
+}
+
+/// One Grok answer over the Responses API.
+fn grok_answer(text: &str) -> Reply {
+    Reply::sse_events([
+        script::text_delta(text),
+        json!({"type": "response.completed", "response": {
+            "status": "completed",
+            "output": [serde_json::from_str::<Value>(&script::message_item(text)).expect("item")],
+            "usage": {"input_tokens": 10, "output_tokens": 2},
+        }})
+        .to_string(),
+    ])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grok_answers_in_a_reply_thread_unless_told_not_to_and_stays_in_a_thread() {
+    let stack = Stack::start().await;
+    for text in ["In a thread.", "In the channel.", "Still in the thread."] {
+        stack.provider.route("/g/v1/responses", grok_answer(text));
+    }
+    let command = stack.say(CHANNEL, "!grok --no-tools What is new?");
+    stack
+        .fake
+        .until("a reply thread", |f| {
+            !f.requests_to("POST", &format!("messages/{command}/threads"))
+                .is_empty()
+        })
+        .await;
+    let created = stack.fake.requests_to("POST", "/threads");
+    assert_eq!(
+        created[0].fields.as_ref().map(|f| f["name"].clone()),
+        Some(json!("grok --no-tools What is new?"))
+    );
+    // The working card and the answer go in the thread; the channel stays empty.
+    let first_post = |f: &FakeDiscord| {
+        f.requests()
+            .into_iter()
+            .filter(|r| r.method == "POST" && r.path.ends_with("/messages"))
+            .find_map(|r| r.path.split('/').nth(1).and_then(|c| c.parse::<u64>().ok()))
+    };
+    stack
+        .fake
+        .until("a post", |f| first_post(f).is_some())
+        .await;
+    let thread = first_post(&stack.fake).expect("a post");
+    assert_ne!(thread, CHANNEL);
+    stack
+        .until_visible(thread, "the answer in the thread", |v| {
+            v.len() == 1 && v[0].text().starts_with("In a thread.")
+        })
+        .await;
+    assert!(
+        stack.fake.messages(thread)[0]
+            .text()
+            .starts_with("Working…")
+    );
+    assert!(stack.fake.messages(CHANNEL).is_empty());
+    // --no-thread answers in the channel.
+    stack.say(CHANNEL, "!grok --no-thread --no-tools Quick one.");
+    stack
+        .until_visible(CHANNEL, "the answer in the channel", |v| {
+            v.len() == 1 && v[0].text().starts_with("In the channel.")
+        })
+        .await;
+    // Inside the thread the conversation stays there, without another thread.
+    stack.say(thread, "!grok --no-tools And then?");
+    stack
+        .until_visible(thread, "the second answer in the thread", |v| {
+            v.len() == 2 && v[1].text().starts_with("Still in the thread.")
+        })
+        .await;
+    assert_eq!(stack.fake.requests_to("POST", "/threads").len(), 1);
     stack.stop().await;
 }

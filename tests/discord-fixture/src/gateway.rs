@@ -76,6 +76,7 @@ impl Gateway {
                     let Ok((stream, _)) = listener.accept().await else {
                         continue;
                     };
+                    let _ = stream.set_nodelay(true);
                     let gateway = serving.clone();
                     tokio::spawn(async move { gateway.serve(stream, there).await });
                 }

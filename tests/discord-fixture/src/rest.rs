@@ -29,6 +29,7 @@ pub(crate) async fn start(
             let Ok((stream, _)) = listener.accept().await else {
                 continue;
             };
+            let _ = stream.set_nodelay(true);
             let state = Arc::clone(&state);
             let changed = Arc::clone(&changed);
             let gateway_url = gateway_url.clone();

@@ -97,6 +97,11 @@ impl Cache {
         generation
     }
 
+    /// The newest run of `key`, if it has one.
+    pub(crate) fn generation(&self, key: &Key) -> Option<u64> {
+        self.runs.get(key).copied()
+    }
+
     /// Whether `generation` is still the newest run of `key`.
     pub(crate) fn is_current(&self, key: &Key, generation: u64) -> bool {
         self.runs.get(key) == Some(&generation)

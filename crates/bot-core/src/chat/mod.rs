@@ -397,7 +397,10 @@ impl Conductor {
                     .await;
                     return;
                 }
-                let confirm_token = self.cache().token();
+                let (confirm_token, generation) = {
+                    let mut cache = self.cache();
+                    (cache.token(), cache.generation(&key))
+                };
                 let card = Outgoing::text(
                     Role::Notice,
                     format!(
@@ -414,8 +417,16 @@ impl Conductor {
                 };
                 let kept = {
                     let mut cache = self.cache();
+                    let unchanged = cache.generation(&key) == generation;
                     match cache.get_mut(&key) {
-                        Some(entry) if entry.rerun == Rerun::Idle => {
+                        // An edit or rerun that started while the card was being posted
+                        // supersedes it, as it would have had the card been up already.
+                        Some(current)
+                            if current.rerun == Rerun::Idle
+                                && unchanged
+                                && current.text == entry.text =>
+                        {
+                            let entry = current;
                             entry.rerun = Rerun::Confirming {
                                 token: confirm_token.clone(),
                                 card: posted.clone(),

@@ -40,6 +40,9 @@ struct Memory {
     next: AtomicU64,
     visible: Mutex<BTreeMap<String, Outgoing>>,
     places: Mutex<BTreeMap<String, Place>>,
+    /// When set, posting a notice adds a permit to the second semaphore, then waits for one
+    /// on the first (a platform slow to confirm it).
+    hold_notices: Mutex<Option<(Arc<Semaphore>, Arc<Semaphore>)>>,
     log: Mutex<Vec<Op>>,
     thread: Mutex<Result<Vec<HistoryMessage>, HistoryError>>,
 }
@@ -51,6 +54,7 @@ impl Memory {
             next: AtomicU64::new(0),
             visible: Mutex::new(BTreeMap::new()),
             places: Mutex::new(BTreeMap::new()),
+            hold_notices: Mutex::new(None),
             log: Mutex::new(Vec::new()),
             thread: Mutex::new(Ok(Vec::new())),
         })
@@ -101,6 +105,15 @@ impl Outbox for Memory {
         messages: Vec<Outgoing>,
     ) -> AdapterFuture<'a, Result<Posted, SendError>> {
         Box::pin(async move {
+            let hold = self.hold_notices.lock().expect("hold").clone();
+            if let Some((hold, waiting)) = hold
+                && messages.iter().any(|m| m.role == Role::Notice)
+            {
+                waiting.add_permits(1);
+                if let Ok(permit) = hold.acquire().await {
+                    permit.forget();
+                }
+            }
             let ids = self.add(messages);
             for id in &ids {
                 self.places
@@ -838,5 +851,51 @@ async fn thread_wraps_a_command_whose_answer_goes_in_a_new_thread_and_stays_ther
             .filter(|op| matches!(op, Op::Thread(..)))
             .count(),
         1
+    );
+}
+
+/// Regression: an edit that arrived while the confirmation card was still being posted left
+/// the card live, and confirming it ran the edited command.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_while_the_confirmation_is_being_posted_retires_it() {
+    let outbox = Memory::new(Limits::DISCORD);
+    let bot = conductor(interpreter(&Arc::new(Semaphore::new(0)), None));
+    bot.handle(incoming(message("m1", "!echo old"), &outbox))
+        .await;
+    let (answer_id, answer) = outbox.of_role(Role::Answer).remove(0);
+    let token = token_of(&answer, Action::RunAgain);
+    let (hold, waiting) = (Arc::new(Semaphore::new(0)), Arc::new(Semaphore::new(0)));
+    *outbox.hold_notices.lock().expect("hold") = Some((Arc::clone(&hold), Arc::clone(&waiting)));
+    let pressing = {
+        let bot = Arc::clone(&bot);
+        let outbox = Arc::clone(&outbox);
+        tokio::spawn(async move {
+            bot.handle(incoming(
+                press("U1", &answer_id, Action::RunAgain, &token),
+                &outbox,
+            ))
+            .await;
+        })
+    };
+    // The press is waiting on its card; the edit runs meanwhile.
+    waiting
+        .acquire()
+        .await
+        .expect("the card is being posted")
+        .forget();
+    let edit = Event {
+        revision: 1,
+        kind: EventKind::Edited {
+            text: "!echo new".into(),
+        },
+        ..message("m1", "")
+    };
+    bot.handle(incoming(edit, &outbox)).await;
+    hold.add_permits(1);
+    pressing.await.expect("no panic");
+    assert_eq!(texts(&outbox, Role::Answer), ["new"]);
+    assert!(
+        outbox.of_role(Role::Notice).is_empty(),
+        "the superseded card was removed"
     );
 }

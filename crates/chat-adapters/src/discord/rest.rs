@@ -208,12 +208,16 @@ impl Rest {
         bounds: DiscordBounds,
         limiter: Arc<Limiter>,
     ) -> Result<Self, super::Error> {
+        // Small requests go out at once rather than waiting on Nagle's algorithm.
+        let mut http = HttpConnector::new();
+        http.set_nodelay(true);
+        http.enforce_http(false);
         let connector = hyper_rustls::HttpsConnectorBuilder::new()
             .with_provider_and_webpki_roots(rustls::crypto::ring::default_provider())
             .map_err(|_| super::Error::Tls)?
             .https_or_http()
             .enable_http1()
-            .build();
+            .wrap_connector(http);
         let client = Client::builder(TokioExecutor::new())
             .retry_canceled_requests(false)
             .pool_idle_timeout(Duration::from_secs(60))
