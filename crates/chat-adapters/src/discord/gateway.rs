@@ -294,6 +294,11 @@ impl Dispatcher {
             if self.is_bot(user) {
                 return None;
             }
+            // The interaction names its channel's kind: a thread the adapter did not know of
+            // (it started before this process) is learned here.
+            if let Some(channel) = &interaction.channel {
+                self.thread(channel);
+            }
             let channel = interaction
                 .channel
                 .as_ref()

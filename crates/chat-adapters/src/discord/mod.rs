@@ -372,9 +372,11 @@ impl Running {
                 () = &mut stop => break Ok(()),
                 () = refused.refused.notified() => break Err(Error::Unauthorized),
                 joined = tasks.join_next() => match joined {
-                    Some(Ok(Ok(()))) | Some(Err(_)) => {}
+                    Some(Ok(Ok(()))) => {}
                     Some(Ok(Err(error))) => break Err(error),
-                    None => break Err(Error::GatewayEnded),
+                    // A shard whose task panicked reads nothing more: stop rather than run
+                    // with part of the bot deaf.
+                    Some(Err(_)) | None => break Err(Error::GatewayEnded),
                 },
                 Some(change) = typing.recv() => match change {
                     outbox::Typing::Start(channel) => {
@@ -402,9 +404,10 @@ impl Running {
                 }
             }
         };
-        if refused.is_unauthorized() && outcome.is_ok() {
-            return Err(Error::Unauthorized);
-        }
+        let outcome = match outcome {
+            Ok(()) if refused.is_unauthorized() => Err(Error::Unauthorized),
+            other => other,
+        };
         stopping_tx.send_replace(true);
         let drain = async { while tasks.join_next().await.is_some() {} };
         if tokio::time::timeout(Duration::from_secs(5), drain)

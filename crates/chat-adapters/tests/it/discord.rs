@@ -68,6 +68,10 @@ impl Bot {
             .await
             .expect("the adapter starts");
         assert_eq!(running.bot_id(), BOT_ID);
+        assert!(
+            !format!("{running:?}").contains(TOKEN),
+            "the token never shows"
+        );
         let outbox = running.outbox();
         let (stop, stopped) = oneshot::channel::<()>();
         let run = tokio::spawn(running.run(async move {
