@@ -2,6 +2,7 @@
 
 #[cfg(feature = "discord")]
 pub mod discord;
+mod emoji;
 mod event;
 mod fit;
 mod outbox;
@@ -11,6 +12,7 @@ mod tables;
 #[cfg(feature = "web")]
 pub mod web;
 
+pub use emoji::{EmojiError, ReactionEmoji};
 pub use event::{Action, Author, Event, EventKind, Place, is_delete_reaction};
 pub use fit::{
     ANSWER_FILE, EXCERPT_NOTE, Limits, OVERFLOW_NOTICE, admitted, chunk_count, chunks, excerpt,

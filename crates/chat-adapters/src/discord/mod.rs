@@ -45,7 +45,6 @@
 //! # }
 //! ```
 
-mod emoji;
 mod gateway;
 mod history;
 mod outbox;
@@ -68,7 +67,6 @@ use yetibot_redaction::Secret;
 
 use crate::outbox::{Intake, Outbox};
 
-pub use emoji::{EmojiError, ReactionEmoji};
 pub use render::ACCENT;
 
 /// The `User-Agent` of every REST request, in the form Discord asks bots to use.

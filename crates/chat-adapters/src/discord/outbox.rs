@@ -11,16 +11,18 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde::Deserialize;
 use tokio::sync::mpsc;
 use twilight_http::request::Form;
+use twilight_http::request::channel::reaction::RequestReactionType;
 use twilight_http::routing::Route;
 use twilight_model::channel::Message;
 use twilight_model::channel::message::MessageType;
+use twilight_model::id::Id;
 
 use super::DiscordBounds;
-use super::emoji::ReactionEmoji;
 use super::history::message_text;
 use super::recent::Recent;
 use super::render::{Payload, is_status, payloads};
 use super::rest::{Body, Failure, Rest};
+use crate::emoji::ReactionEmoji;
 use crate::event::Place;
 use crate::fit::Limits;
 use crate::outbox::{
@@ -483,9 +485,15 @@ impl Outbox for DiscordOutbox {
         Box::pin(async move {
             let channel = channel_of(place)?;
             let message = message_id(message_id_text)?;
-            let emoji = ReactionEmoji::parse(emoji)
-                .map_err(|_| SendError::Refused("not a Discord reaction emoji"))?;
-            let request = emoji.request();
+            let emoji = ReactionEmoji::parse(emoji).map_err(|e| SendError::Refused(e.reason()))?;
+            let request = match &emoji {
+                ReactionEmoji::Unicode(name) => RequestReactionType::Unicode { name },
+                ReactionEmoji::Custom { name, id, .. } => RequestReactionType::Custom {
+                    // The parser accepts only IDs above zero.
+                    id: Id::new_checked(*id).ok_or(SendError::Refused("not an emoji"))?,
+                    name: Some(name),
+                },
+            };
             let route = Route::CreateReaction {
                 channel_id: channel,
                 emoji: &request,

@@ -10,12 +10,10 @@ use discord_fixture::{BOT_ID, FakeDiscord, Fault, Start, TOKEN, payload};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
-use yetibot_chat_adapters::discord::{
-    Discord, DiscordBounds, DiscordOptions, Error, ReactionEmoji, ShardRange,
-};
+use yetibot_chat_adapters::discord::{Discord, DiscordBounds, DiscordOptions, Error, ShardRange};
 use yetibot_chat_adapters::{
     Action, AdapterKind, Answer, Button, EventKind, Events, HistoryError, HistoryLimits, Incoming,
-    Limits, Outbox, Outgoing, Place, Role, SendError, StatusCard, fit, intake,
+    Limits, Outbox, Outgoing, Place, ReactionEmoji, Role, SendError, StatusCard, fit, intake,
 };
 use yetibot_redaction::Secret;
 

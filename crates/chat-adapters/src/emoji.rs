@@ -2,9 +2,10 @@
 //! a Unicode emoji, a static `<:name:id>` or animated `<a:name:id>` custom emoji, or the API
 //! form `name:id`. A bare `:shortcode:` is refused: Discord has no server-side shortcode
 //! lookup, and guessing which emoji a shortcode meant could react with the wrong one.
-
-use twilight_http::request::channel::reaction::RequestReactionType;
-use twilight_model::id::Id;
+//!
+//! The reading is pure and needs no platform library, so the command layer can check an
+//! emoji before it asks the outbox; the Discord outbox reads it again and refuses with the
+//! same words.
 
 /// A reaction emoji, parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,10 +27,10 @@ pub enum ReactionEmoji {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum EmojiError {
     /// A bare `:shortcode:`.
-    #[error("a bare :shortcode: is ambiguous; use the emoji itself, <:name:id> or name:id")]
+    #[error("{}", self.reason())]
     Shortcode,
     /// Anything else that is not an emoji.
-    #[error("not an emoji: use a Unicode emoji, <:name:id>, <a:name:id> or name:id")]
+    #[error("{}", self.reason())]
     Invalid,
 }
 
@@ -80,15 +81,19 @@ impl ReactionEmoji {
             Self::Custom { name, id, .. } => format!("{name}:{id}"),
         }
     }
+}
 
-    pub(crate) fn request(&self) -> RequestReactionType<'_> {
+impl EmojiError {
+    /// The refusal as fixed text, for [`crate::SendError::Refused`].
+    #[must_use]
+    pub fn reason(self) -> &'static str {
         match self {
-            Self::Unicode(name) => RequestReactionType::Unicode { name },
-            Self::Custom { name, id, .. } => RequestReactionType::Custom {
-                // `custom` checked the ID is not zero.
-                id: Id::new_checked(*id).unwrap_or_else(|| Id::new(1)),
-                name: Some(name),
-            },
+            Self::Shortcode => {
+                "a bare :shortcode: is ambiguous; use the emoji itself, <:name:id> or name:id"
+            }
+            Self::Invalid => {
+                "not an emoji: use a Unicode emoji, <:name:id>, <a:name:id> or name:id"
+            }
         }
     }
 }
