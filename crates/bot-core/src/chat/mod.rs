@@ -13,7 +13,8 @@ use std::time::Duration;
 use tokio::sync::watch;
 use yetibot_chat_adapters::{
     Action, Answer, Author, Button, Event, EventKind, HistoryError, HistoryLimits, Incoming,
-    Outbox, Outgoing, Place, Posted, Role, StatusCall, StatusCard, fit, is_delete_reaction,
+    Outbox, Outgoing, Place, Posted, Role, SendError, StatusCall, StatusCard, fit,
+    is_delete_reaction,
 };
 use yetibot_tool_policy::{Outcome as CallOutcome, Progress};
 
@@ -460,6 +461,70 @@ fn caller(
         message_id: Some(message_id),
         thread,
         progress,
+        platform: Some(Platform {
+            outbox: Arc::clone(outbox),
+            place: event.place.clone(),
+            message_id: event.message_id.clone(),
+        }),
+    }
+}
+
+/// What a request may do on the platform it came from: react to its own message, or to
+/// another message in the same channel or thread (never elsewhere). Cheap to clone.
+#[derive(Clone)]
+pub struct Platform {
+    outbox: Arc<dyn Outbox>,
+    place: Place,
+    message_id: String,
+}
+
+impl std::fmt::Debug for Platform {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Platform")
+            .field("place", &self.place)
+            .field("message_id", &self.message_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for Platform {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.outbox, &other.outbox)
+            && self.place == other.place
+            && self.message_id == other.message_id
+    }
+}
+
+impl Eq for Platform {}
+
+impl Platform {
+    /// The platform of a request from `place`, triggered by message `message_id`.
+    #[must_use]
+    pub fn new(outbox: Arc<dyn Outbox>, place: Place, message_id: impl Into<String>) -> Self {
+        Self {
+            outbox,
+            place,
+            message_id: message_id.into(),
+        }
+    }
+
+    /// The adapter the request came through.
+    #[must_use]
+    pub fn adapter(&self) -> yetibot_conversation::AdapterKind {
+        self.place.adapter
+    }
+
+    /// Adds the reaction `emoji` to `message_id` in the request's own channel or thread, or
+    /// to the requesting message when `None`. The platform checks the emoji's form.
+    ///
+    /// # Errors
+    ///
+    /// The platform's [`SendError`]: refused (an emoji it does not accept, a missing
+    /// permission), unconfirmed (it may or may not have been added: never retry blindly) or
+    /// gone.
+    pub async fn react(&self, emoji: &str, message_id: Option<&str>) -> Result<(), SendError> {
+        let target = message_id.unwrap_or(&self.message_id);
+        self.outbox.react(&self.place, target, emoji).await
     }
 }
 

@@ -40,6 +40,8 @@ struct Memory {
     visible: Mutex<BTreeMap<String, Outgoing>>,
     log: Mutex<Vec<Op>>,
     thread: Mutex<Result<Vec<HistoryMessage>, HistoryError>>,
+    /// `(message ID, emoji)` of every confirmed reaction.
+    reactions: Mutex<Vec<(String, String)>>,
 }
 
 impl Memory {
@@ -50,6 +52,7 @@ impl Memory {
             visible: Mutex::new(BTreeMap::new()),
             log: Mutex::new(Vec::new()),
             thread: Mutex::new(Ok(Vec::new())),
+            reactions: Mutex::new(Vec::new()),
         })
     }
 
@@ -141,6 +144,24 @@ impl Outbox for Memory {
                 .lock()
                 .expect("log")
                 .push(Op::Delete(posted.ids.clone()));
+            Ok(())
+        })
+    }
+
+    fn react<'a>(
+        &'a self,
+        _place: &'a Place,
+        message_id: &'a str,
+        emoji: &'a str,
+    ) -> AdapterFuture<'a, Result<(), SendError>> {
+        Box::pin(async move {
+            if emoji.starts_with(':') {
+                return Err(SendError::Refused("a bare :shortcode: is ambiguous"));
+            }
+            self.reactions
+                .lock()
+                .expect("reactions")
+                .push((message_id.to_owned(), emoji.to_owned()));
             Ok(())
         })
     }
@@ -520,6 +541,28 @@ async fn the_caller_is_the_platforms_identity_in_its_history_room() {
 }
 
 #[tokio::test]
+async fn react_adds_a_reaction_to_the_command_message_and_posts_nothing() {
+    let outbox = Memory::new(Limits::DISCORD);
+    let bot = conductor(interpreter(&Arc::new(Semaphore::new(0)), None));
+    bot.handle(incoming(message("m1", "!react 👍"), &outbox))
+        .await;
+    assert_eq!(
+        *outbox.reactions.lock().expect("reactions"),
+        [("m1".to_owned(), "👍".to_owned())]
+    );
+    assert!(outbox.of_role(Role::Answer).is_empty());
+    bot.handle(incoming(message("m2", "!react :thumbsup:"), &outbox))
+        .await;
+    let answers = outbox.of_role(Role::Answer);
+    assert!(answers[0].1.error);
+    assert!(
+        answers[0].1.text.contains("ambiguous"),
+        "{}",
+        answers[0].1.text
+    );
+}
+
+#[tokio::test]
 async fn a_delete_reaction_removes_only_the_bots_own_message() {
     let outbox = Memory::new(Limits::DISCORD);
     let bot = conductor(interpreter(&Arc::new(Semaphore::new(0)), None));
@@ -771,4 +814,61 @@ async fn a_prompt_in_a_thread_carries_the_thread_and_an_unreadable_one_sends_not
             .is_some_and(|(_, m)| m.error && m.text.contains("missing permission"))
     );
     assert_eq!(fixture.requests().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_react_tool_reacts_in_the_requests_own_place_and_refuses_other_forms() {
+    let fixture = Fixture::start().await.expect("fixture");
+    let call = |arguments: &str| {
+        json!({
+            "choices": [{
+                "message": {"role": "assistant", "content": null, "tool_calls": [{
+                    "id": "call_1", "type": "function",
+                    "function": {"name": "yetibot__react", "arguments": arguments},
+                }]},
+                "finish_reason": "tool_calls",
+            }],
+        })
+        .to_string()
+    };
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(call(r#"{"emoji":"👍"}"#)),
+    );
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion("Done.")),
+    );
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(call(r#"{"emoji":"👍","channel_id":"999"}"#)),
+    );
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion("Refused.")),
+    );
+    let outbox = Memory::new(Limits::DISCORD);
+    let bot = conductor(interpreter(
+        &Arc::new(Semaphore::new(0)),
+        Some(ai(&fixture)),
+    ));
+    bot.handle(incoming(message("m1", "!ai React to this."), &outbox))
+        .await;
+    assert_eq!(
+        *outbox.reactions.lock().expect("reactions"),
+        [("m1".to_owned(), "👍".to_owned())]
+    );
+    assert_eq!(texts(&outbox, Role::Answer), ["Done."]);
+    let offered: Value = serde_json::from_slice(&fixture.requests()[0].body).expect("json");
+    assert!(
+        offered["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|t| t["function"]["name"] == "yetibot__react")
+    );
+    // A channel of the model's choosing is refused before anything runs.
+    bot.handle(incoming(message("m2", "!ai React elsewhere."), &outbox))
+        .await;
+    assert_eq!(outbox.reactions.lock().expect("reactions").len(), 1);
 }
