@@ -84,7 +84,7 @@ impl Default for ConsoleBounds {
             max_body_bytes: 1 << 20,
             max_text_bytes: 64 * 1024,
             max_event_streams: 16,
-            max_connections: 64,
+            max_connections: 256,
             log_capacity: 4_096,
             ping_interval: PING_INTERVAL,
         }
@@ -163,13 +163,10 @@ impl Console {
         if !options.addr.ip().is_loopback() {
             return Err(ConsoleError::NotLoopback(options.addr.ip()));
         }
-        let listener =
-            TcpListener::bind(options.addr)
-                .await
-                .map_err(|source| ConsoleError::Bind {
-                    addr: options.addr,
-                    source,
-                })?;
+        let listener = listen(options.addr).map_err(|source| ConsoleError::Bind {
+            addr: options.addr,
+            source,
+        })?;
         let addr = listener.local_addr().map_err(|source| ConsoleError::Bind {
             addr: options.addr,
             source,
@@ -239,9 +236,10 @@ impl Console {
                 Some(_) = connections.join_next(), if !connections.is_empty() => {}
                 accepted = listener.accept() => {
                     let Ok((stream, _)) = accepted else { continue };
+                    // Count only connections that are still open.
+                    while connections.try_join_next().is_some() {}
                     if connections.len() >= shared.bounds.max_connections {
-                        // Over the bound the connection is closed unanswered.
-                        drop(stream);
+                        refuse_busy(&stream);
                         continue;
                     }
                     let shared = Arc::clone(&shared);
@@ -278,6 +276,36 @@ impl Console {
             while connections.join_next().await.is_some() {}
         }
     }
+}
+
+/// How many connections may wait to be accepted: more than the operating system's usual
+/// default (128), so that a burst of requests from the page and scripts is queued rather
+/// than dropped.
+const LISTEN_BACKLOG: u32 = 1024;
+
+/// A listening socket on `addr` with [`LISTEN_BACKLOG`].
+fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
+}
+
+/// Answers a connection over the bound with 503 and closes it, without waiting: the short
+/// response fits the socket's send buffer, and a client that is not reading loses nothing
+/// it asked for.
+fn refuse_busy(stream: &tokio::net::TcpStream) {
+    const BODY: &str =
+        r#"{"error":"the console has too many open connections; try again in a moment"}"#;
+    let response = format!(
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n{BODY}",
+        BODY.len()
+    );
+    let _ = stream.try_write(response.as_bytes());
 }
 
 /// The console's [`Outbox`]: the bot's messages go into the console's state, which the pages

@@ -169,11 +169,30 @@ impl Browser {
             .await;
     }
 
-    async fn close(mut self) {
+    async fn close(self) {
         let path = format!("/session/{}", self.session);
         let _ = call(self.addr, "DELETE", &path, None).await;
+        // Drop stops chromedriver.
+    }
+}
+
+impl Drop for Browser {
+    /// chromedriver must not outlive a failed test.
+    fn drop(&mut self) {
         let _ = self.driver.kill();
         let _ = self.driver.wait();
+    }
+}
+
+/// The bot process, killed if a test fails before stopping it.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
     }
 }
 
@@ -239,9 +258,10 @@ async fn the_page_runs_commands_streams_ai_progress_and_keeps_history_across_a_r
         r#"{{:yetibot {{:ai {{:providers [{{:name "local" :url "{}" :model "m1"}}]}}}}}}"#,
         fixture.url("/v1")
     );
-    let (mut yetibot, url) = tokio::task::spawn_blocking(move || bot(&dir, &edn))
+    let (child, url) = tokio::task::spawn_blocking(move || bot(&dir, &edn))
         .await
         .expect("the bot starts");
+    let mut yetibot = Running(child);
     let browser = Browser::start().await;
 
     // The token URL sets the cookie and leaves the address bar clean.
@@ -338,9 +358,9 @@ async fn the_page_runs_commands_streams_ai_progress_and_keeps_history_across_a_r
     assert!(kept.iter().any(|t| t.contains("Two facts")), "{kept:?}");
     browser.close().await;
     let _ = Command::new("kill")
-        .args(["-TERM", &yetibot.id().to_string()])
+        .args(["-TERM", &yetibot.0.id().to_string()])
         .status();
-    let exit = tokio::task::spawn_blocking(move || yetibot.wait())
+    let exit = tokio::task::spawn_blocking(move || yetibot.0.wait())
         .await
         .expect("wait")
         .expect("exit");
