@@ -34,17 +34,34 @@ pub struct Recorded {
     pub body: Bytes,
 }
 
-#[derive(Debug, Default)]
+/// Builds a reply from the request it answers.
+type Respond = Arc<dyn Fn(&Recorded) -> Reply + Send + Sync>;
+
+#[derive(Default)]
 struct State {
     routes: HashMap<String, VecDeque<Reply>>,
+    responders: HashMap<String, Respond>,
     requests: Vec<Recorded>,
     connections: usize,
+}
+
+impl std::fmt::Debug for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("State")
+            .field("routes", &self.routes)
+            .field("responders", &self.responders.keys().collect::<Vec<_>>())
+            .field("requests", &self.requests.len())
+            .field("connections", &self.connections)
+            .finish()
+    }
 }
 
 /// A running fixture server on 127.0.0.1.
 ///
 /// Each path has a queue of replies: a request takes the front reply, and the last reply
-/// stays to answer any further requests. Unscripted paths answer `404`.
+/// stays to answer any further requests. A path with a responder
+/// ([`respond_with`](Self::respond_with)) is answered by it instead. Unscripted paths
+/// answer `404`.
 #[derive(Debug)]
 pub struct Fixture {
     addr: SocketAddr,
@@ -114,6 +131,18 @@ impl Fixture {
             .push_back(reply);
     }
 
+    /// Answers every request to `path` with `respond(request)` instead of a queued reply:
+    /// for replies that depend on what was sent, such as an answer that echoes a marker
+    /// from the prompt so that a caller can pair each answer with its request.
+    pub fn respond_with<F>(&self, path: &str, respond: F)
+    where
+        F: Fn(&Recorded) -> Reply + Send + Sync + 'static,
+    {
+        self.lock()
+            .responders
+            .insert(path.to_owned(), Arc::new(respond));
+    }
+
     /// Every request received so far, in order.
     #[must_use]
     pub fn requests(&self) -> Vec<Recorded> {
@@ -154,23 +183,32 @@ async fn handle(
         .map(|b| b.to_bytes())
         .unwrap_or_default();
     let path = parts.uri.path().to_owned();
-    let reply = {
-        let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
-        state.requests.push(Recorded {
-            method: parts.method.to_string(),
-            path: path.clone(),
-            query: parts.uri.query().map(str::to_owned),
-            headers: parts.headers.clone(),
-            body,
-        });
-        state.routes.get_mut(&path).and_then(|queue| {
-            if queue.len() > 1 {
-                queue.pop_front()
-            } else {
-                queue.front().cloned()
-            }
-        })
+    let recorded = Recorded {
+        method: parts.method.to_string(),
+        path: path.clone(),
+        query: parts.uri.query().map(str::to_owned),
+        headers: parts.headers.clone(),
+        body,
     };
+    let (queued, responder) = {
+        let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.requests.push(recorded.clone());
+        match state.responders.get(&path).cloned() {
+            Some(responder) => (None, Some(responder)),
+            None => {
+                let queued = state.routes.get_mut(&path).and_then(|queue| {
+                    if queue.len() > 1 {
+                        queue.pop_front()
+                    } else {
+                        queue.front().cloned()
+                    }
+                });
+                (queued, None)
+            }
+        }
+    };
+    // The responder runs outside the lock, so it may take its time.
+    let reply = responder.map(|responder| responder(&recorded)).or(queued);
     let reply = reply.unwrap_or_else(|| Reply::status_json(404, "{\"error\":\"no route\"}"));
     Ok(respond(reply))
 }
