@@ -14,10 +14,13 @@ use http_body_util::{BodyExt, StreamBody};
 use hyper::body::{Frame, Incoming};
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use tokio::net::TcpListener;
+use tokio::net::TcpSocket;
 use tokio::task::JoinHandle;
 
 use crate::reply::{End, Reply};
+
+/// How many connections may wait to be accepted.
+const BACKLOG: u32 = 1024;
 
 /// A request the fixture received.
 #[derive(Debug, Clone)]
@@ -76,13 +79,19 @@ impl Drop for Fixture {
 }
 
 impl Fixture {
-    /// Binds 127.0.0.1 on a free port and starts serving on the current tokio runtime.
+    /// Binds 127.0.0.1 on a free port (with room for 1,024 connections waiting to be
+    /// accepted) and starts serving on the current tokio runtime.
     ///
     /// # Errors
     ///
     /// When the port cannot be bound.
     pub async fn start() -> io::Result<Self> {
-        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+        // A real provider takes a burst of connections; the default backlog of 128 (tokio's,
+        // as the standard library's) would drop SYNs past it and stall those clients for the
+        // one-second retransmission.
+        let socket = TcpSocket::new_v4()?;
+        socket.bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
+        let listener = socket.listen(BACKLOG)?;
         let addr = listener.local_addr()?;
         let state = Arc::new(Mutex::new(State::default()));
         let shared = Arc::clone(&state);
