@@ -356,6 +356,37 @@ async fn the_page_runs_commands_streams_ai_progress_and_keeps_history_across_a_r
     assert!(kept.contains(&"!list hi | count"), "{kept:?}");
     assert!(kept.contains(&"1"), "{kept:?}");
     assert!(kept.iter().any(|t| t.contains("Two facts")), "{kept:?}");
+
+    // Editing the command re-runs it, and its answer is replaced in place.
+    browser
+        .click("return [...document.querySelectorAll('.message.user')].find(m => m.textContent.includes('!list hi | count')).querySelector('.links button:last-child')")
+        .await;
+    let editor = browser.element(".edit-box").await;
+    browser
+        .command("POST", &format!("element/{editor}/clear"), json!({}))
+        .await;
+    browser
+        .command(
+            "POST",
+            &format!("element/{editor}/value"),
+            json!({"text": format!("!list a b | count{ENTER}")}),
+        )
+        .await;
+    browser
+        .until("[...document.querySelectorAll('.message.answer .body')].some(b => b.textContent === '2')")
+        .await;
+    let counts = browser
+        .script("return [...document.querySelectorAll('.message.answer .body')].filter(b => b.textContent === '1' || b.textContent === '2').map(b => b.textContent)")
+        .await;
+    assert_eq!(
+        counts,
+        json!(["2"]),
+        "the old answer was replaced, not kept"
+    );
+    let edited = browser
+        .script("return [...document.querySelectorAll('.message.user')].some(m => m.textContent.includes('!list a b | count') && m.textContent.includes('(edited)'))")
+        .await;
+    assert_eq!(edited, true);
     browser.close().await;
     let _ = Command::new("kill")
         .args(["-TERM", &yetibot.0.id().to_string()])

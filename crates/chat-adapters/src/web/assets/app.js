@@ -245,6 +245,13 @@
   }
 
   function render() {
+    // An open edit box would be lost by a redraw: draw once it closes.
+    const editing = document.activeElement && document.activeElement.classList.contains("edit-box");
+    if (editing) {
+      state.redraw = true;
+      return;
+    }
+    state.redraw = false;
     const rooms = $("rooms");
     rooms.replaceChildren(
       ...state.rooms.map((name) =>
@@ -366,15 +373,21 @@
   function startEdit(target, m) {
     const box = el("textarea", { class: "edit-box", rows: 2, "aria-label": "Edit the message" });
     box.value = m.text;
+    box.addEventListener("blur", () => {
+      if (state.redraw) setTimeout(render, 0);
+    });
     box.addEventListener("keydown", async (event) => {
       if (event.key === "Enter" && !event.shiftKey) {
         event.preventDefault();
         try {
           await api("POST", "/api/messages/" + encodeURIComponent(m.id) + "/edit", { text: box.value });
+          box.blur();
+          render();
         } catch (e) {
           showError(e.message);
         }
       } else if (event.key === "Escape") {
+        box.blur();
         render();
       }
     });
