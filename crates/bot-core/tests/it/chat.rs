@@ -177,17 +177,29 @@ impl Outbox for Memory {
 }
 
 /// `wait`: says it started (a permit on `entered`), finishes only when the test adds a
-/// permit to the gate, then answers `waited`.
-struct Gate {
-    gate: Arc<Semaphore>,
+/// permit to `release`, then answers `waited`. Each test has its own pair.
+#[derive(Clone)]
+struct Gates {
+    release: Arc<Semaphore>,
     entered: Arc<Semaphore>,
 }
+
+impl Gates {
+    fn new() -> Self {
+        Self {
+            release: Arc::new(Semaphore::new(0)),
+            entered: Arc::new(Semaphore::new(0)),
+        }
+    }
+}
+
+struct Gate(Gates);
 
 impl Handler for Gate {
     fn run<'a>(&'a self, _call: Call<'a>) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
-            self.entered.add_permits(1);
-            if let Ok(permit) = self.gate.acquire().await {
+            self.0.entered.add_permits(1);
+            if let Ok(permit) = self.0.release.acquire().await {
                 permit.forget();
             }
             Outcome::text("waited")
@@ -195,22 +207,12 @@ impl Handler for Gate {
     }
 }
 
-/// Permits added each time a `wait` command starts.
-static ENTERED: std::sync::OnceLock<Arc<Semaphore>> = std::sync::OnceLock::new();
-
-fn entered() -> Arc<Semaphore> {
-    Arc::clone(ENTERED.get_or_init(|| Arc::new(Semaphore::new(0))))
-}
-
-fn interpreter(gate: &Arc<Semaphore>, ai: Option<yetibot_bot_core::ai::AiServices>) -> Interpreter {
+fn interpreter(gates: &Gates, ai: Option<yetibot_bot_core::ai::AiServices>) -> Interpreter {
     let mut registry = builtins();
     registry.add(CommandSpec::new("wait", &[Category::Util]).route(
         None,
         "wait # waits for the test",
-        Gate {
-            gate: Arc::clone(gate),
-            entered: entered(),
-        },
+        Gate(gates.clone()),
     ));
     registry.add(CommandSpec::new("whereami", &[Category::Util]).route(
         None,
@@ -312,7 +314,7 @@ fn token_of(message: &Outgoing, action: Action) -> String {
 #[tokio::test]
 async fn a_command_is_answered_once_with_its_buttons_and_a_replay_runs_nothing() {
     let outbox = Memory::new(Limits::DISCORD);
-    let bot = conductor(interpreter(&Arc::new(Semaphore::new(0)), None));
+    let bot = conductor(interpreter(&Gates::new(), None));
     bot.handle(incoming(message("m1", "!list hi | count"), &outbox))
         .await;
     bot.handle(incoming(message("m1", "!list hi | count"), &outbox))
@@ -336,7 +338,7 @@ async fn a_command_is_answered_once_with_its_buttons_and_a_replay_runs_nothing()
 #[tokio::test]
 async fn run_again_is_the_requesters_after_one_confirmation_consumed_once() {
     let outbox = Memory::new(Limits::DISCORD);
-    let bot = conductor(interpreter(&Arc::new(Semaphore::new(0)), None));
+    let bot = conductor(interpreter(&Gates::new(), None));
     bot.handle(incoming(message("m1", "!echo again"), &outbox))
         .await;
     let (answer_id, answer) = outbox.of_role(Role::Answer).remove(0);
@@ -428,7 +430,7 @@ async fn run_again_is_the_requesters_after_one_confirmation_consumed_once() {
 #[tokio::test]
 async fn an_edit_expires_a_pending_confirmation_and_replaces_the_answer() {
     let outbox = Memory::new(Limits::DISCORD);
-    let bot = conductor(interpreter(&Arc::new(Semaphore::new(0)), None));
+    let bot = conductor(interpreter(&Gates::new(), None));
     bot.handle(incoming(message("m1", "!echo old"), &outbox))
         .await;
     let (answer_id, answer) = outbox.of_role(Role::Answer).remove(0);
@@ -470,15 +472,15 @@ async fn an_edit_expires_a_pending_confirmation_and_replaces_the_answer() {
 #[tokio::test]
 async fn an_edit_racing_a_running_command_owns_the_answer() {
     let outbox = Memory::new(Limits::DISCORD);
-    let gate = Arc::new(Semaphore::new(0));
-    let bot = conductor(interpreter(&gate, None));
+    let gates = Gates::new();
+    let bot = conductor(interpreter(&gates, None));
     let first = tokio::spawn({
         let bot = Arc::clone(&bot);
         let event = incoming(message("m1", "!wait"), &outbox);
         async move { bot.handle(event).await }
     });
     // The first run is waiting at its gate when the edit arrives.
-    entered().acquire().await.expect("entered").forget();
+    gates.entered.acquire().await.expect("entered").forget();
     let edit = Event {
         revision: 1,
         kind: EventKind::Edited {
@@ -489,15 +491,125 @@ async fn an_edit_racing_a_running_command_owns_the_answer() {
     bot.handle(incoming(edit, &outbox)).await;
     assert_eq!(texts(&outbox, Role::Answer), ["edited"]);
     // The obsolete run finishes later and publishes nothing.
-    gate.add_permits(1);
+    gates.release.add_permits(1);
     first.await.expect("no panic");
     assert_eq!(texts(&outbox, Role::Answer), ["edited"]);
+    // An edit that arrives late, older than the one that ran, never runs.
+    let late = Event {
+        revision: 0,
+        kind: EventKind::Edited {
+            text: "!echo stale".into(),
+        },
+        ..message("m1", "")
+    };
+    bot.handle(incoming(late, &outbox)).await;
+    assert_eq!(texts(&outbox, Role::Answer), ["edited"]);
+}
+
+#[tokio::test]
+async fn run_again_waits_for_a_running_edit_and_then_offers_the_new_text() {
+    let outbox = Memory::new(Limits::DISCORD);
+    let gates = Gates::new();
+    let bot = conductor(interpreter(&gates, None));
+    bot.handle(incoming(message("m1", "!echo first"), &outbox))
+        .await;
+    let (answer_id, answer) = outbox.of_role(Role::Answer).remove(0);
+    let token = token_of(&answer, Action::RunAgain);
+    let edit = Event {
+        revision: 1,
+        kind: EventKind::Edited {
+            text: "!wait".into(),
+        },
+        ..message("m1", "")
+    };
+    let editing = tokio::spawn({
+        let bot = Arc::clone(&bot);
+        let event = incoming(edit, &outbox);
+        async move { bot.handle(event).await }
+    });
+    gates.entered.acquire().await.expect("entered").forget();
+    bot.handle(incoming(
+        press("U1", &answer_id, Action::RunAgain, &token),
+        &outbox,
+    ))
+    .await;
+    assert!(
+        texts(&outbox, Role::Notice)
+            .last()
+            .is_some_and(|t| t.contains("still running")),
+        "{:?}",
+        texts(&outbox, Role::Notice)
+    );
+    gates.release.add_permits(1);
+    editing.await.expect("no panic");
+    assert_eq!(texts(&outbox, Role::Answer), ["waited"]);
+    let (answer_id, answer) = outbox.of_role(Role::Answer).remove(0);
+    bot.handle(incoming(
+        press(
+            "U1",
+            &answer_id,
+            Action::RunAgain,
+            &token_of(&answer, Action::RunAgain),
+        ),
+        &outbox,
+    ))
+    .await;
+    let card = outbox.of_role(Role::Notice).last().cloned().expect("card");
+    assert!(
+        card.1.text.starts_with("Run `!wait` again?"),
+        "{}",
+        card.1.text
+    );
+    // Deleting the card with ❌ takes the pending rerun with it.
+    let mut react = message(&card.0, "");
+    react.kind = EventKind::Reacted {
+        emoji: "❌".into(),
+        on_bot_message: true,
+    };
+    bot.handle(incoming(react, &outbox)).await;
+    bot.handle(incoming(
+        press(
+            "U1",
+            &answer_id,
+            Action::RunAgain,
+            &token_of(&answer, Action::RunAgain),
+        ),
+        &outbox,
+    ))
+    .await;
+    let notices = texts(&outbox, Role::Notice);
+    assert!(
+        notices
+            .last()
+            .is_some_and(|t| t.starts_with("Run `!wait` again?")),
+        "a new card, not 'already waiting': {notices:?}"
+    );
+}
+
+#[tokio::test]
+async fn help_never_runs_what_a_quoted_first_word_hides() {
+    let outbox = Memory::new(Limits::DISCORD);
+    let bot = conductor(interpreter(&Gates::new(), None));
+    bot.handle(incoming(message("m1", r#"!"$(whereami) x""#), &outbox))
+        .await;
+    let (id, answer) = outbox.of_role(Role::Answer).remove(0);
+    bot.handle(incoming(
+        press("U2", &id, Action::Help, &token_of(&answer, Action::Help)),
+        &outbox,
+    ))
+    .await;
+    let help = texts(&outbox, Role::Notice);
+    assert!(
+        !help.iter().any(|h| h.contains("guild")),
+        "whereami ran: {help:?}"
+    );
+    assert!(!help.is_empty());
 }
 
 #[tokio::test]
 async fn expired_buttons_explain_how_to_resend_and_help_shows_the_commands_help() {
     let outbox = Memory::new(Limits::DISCORD);
-    let bot = conductor(interpreter(&Arc::new(Semaphore::new(0)), None));
+    let bot = conductor(interpreter(&Gates::new(), None));
     bot.handle(incoming(
         press("U1", "b9", Action::RunAgain, "c999"),
         &outbox,
@@ -526,7 +638,7 @@ async fn expired_buttons_explain_how_to_resend_and_help_shows_the_commands_help(
 #[tokio::test]
 async fn the_caller_is_the_platforms_identity_in_its_history_room() {
     let outbox = Memory::new(Limits::DISCORD);
-    let bot = conductor(interpreter(&Arc::new(Semaphore::new(0)), None));
+    let bot = conductor(interpreter(&Gates::new(), None));
     let mut event = message("m1", "!whereami");
     event.place.room = "C0123".into();
     event.place.room_name = Some("#general".into());
@@ -543,7 +655,7 @@ async fn the_caller_is_the_platforms_identity_in_its_history_room() {
 #[tokio::test]
 async fn react_adds_a_reaction_to_the_command_message_and_posts_nothing() {
     let outbox = Memory::new(Limits::DISCORD);
-    let bot = conductor(interpreter(&Arc::new(Semaphore::new(0)), None));
+    let bot = conductor(interpreter(&Gates::new(), None));
     bot.handle(incoming(message("m1", "!react 👍"), &outbox))
         .await;
     assert_eq!(
@@ -565,7 +677,7 @@ async fn react_adds_a_reaction_to_the_command_message_and_posts_nothing() {
 #[tokio::test]
 async fn a_delete_reaction_removes_only_the_bots_own_message() {
     let outbox = Memory::new(Limits::DISCORD);
-    let bot = conductor(interpreter(&Arc::new(Semaphore::new(0)), None));
+    let bot = conductor(interpreter(&Gates::new(), None));
     bot.handle(incoming(message("m1", "!echo bye"), &outbox))
         .await;
     let (answer_id, _) = outbox.of_role(Role::Answer).remove(0);
@@ -611,7 +723,7 @@ async fn a_delete_reaction_removes_only_the_bots_own_message() {
 #[tokio::test]
 async fn a_long_answer_is_an_excerpt_with_the_exact_answer_md() {
     let outbox = Memory::new(Limits::DISCORD);
-    let bot = conductor(interpreter(&Arc::new(Semaphore::new(0)), None));
+    let bot = conductor(interpreter(&Gates::new(), None));
     let long = "lorem ipsum ".repeat(500);
     bot.handle(incoming(message("m1", &format!("!echo {long}")), &outbox))
         .await;
@@ -633,7 +745,7 @@ async fn a_long_answer_is_an_excerpt_with_the_exact_answer_md() {
 async fn a_command_past_its_deadline_is_stopped_and_reported() {
     let outbox = Memory::new(Limits::DISCORD);
     let bot = Arc::new(Conductor::new(
-        Arc::new(interpreter(&Arc::new(Semaphore::new(0)), None)),
+        Arc::new(interpreter(&Gates::new(), None)),
         ConductorOptions {
             deadline: Duration::from_secs(60),
             ..ConductorOptions::default()
@@ -716,10 +828,7 @@ async fn an_ai_request_shows_its_status_card_until_the_captioned_answer_is_out()
         Reply::json(script::chat_completion("Here is **help**.")).slow(Duration::from_millis(300)),
     );
     let outbox = Memory::new(Limits::DISCORD);
-    let bot = conductor(interpreter(
-        &Arc::new(Semaphore::new(0)),
-        Some(ai(&fixture)),
-    ));
+    let bot = conductor(interpreter(&Gates::new(), Some(ai(&fixture))));
     bot.handle(incoming(message("m1", "!ai What can you do?"), &outbox))
         .await;
     let log = outbox.log();
@@ -786,10 +895,7 @@ async fn a_prompt_in_a_thread_carries_the_thread_and_an_unreadable_one_sends_not
             from_bot: true,
         },
     ]);
-    let bot = conductor(interpreter(
-        &Arc::new(Semaphore::new(0)),
-        Some(ai(&fixture)),
-    ));
+    let bot = conductor(interpreter(&Gates::new(), Some(ai(&fixture))));
     let mut event = message("m1", "!ai --no-tools And at night?");
     event.place = place(Some("t1"));
     bot.handle(incoming(event, &outbox)).await;
@@ -848,10 +954,7 @@ async fn the_react_tool_reacts_in_the_requests_own_place_and_refuses_other_forms
         Reply::json(script::chat_completion("Refused.")),
     );
     let outbox = Memory::new(Limits::DISCORD);
-    let bot = conductor(interpreter(
-        &Arc::new(Semaphore::new(0)),
-        Some(ai(&fixture)),
-    ));
+    let bot = conductor(interpreter(&Gates::new(), Some(ai(&fixture))));
     bot.handle(incoming(message("m1", "!ai React to this."), &outbox))
         .await;
     assert_eq!(
