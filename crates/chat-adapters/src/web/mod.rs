@@ -41,6 +41,9 @@ use crate::reply::Outgoing;
 pub use state::DEFAULT_ROOM;
 pub use token::{AccessToken, TokenError};
 
+/// The longest reaction the console shows.
+pub const MAX_EMOJI_CHARS: usize = 64;
+
 /// The console's default port.
 pub const DEFAULT_PORT: u16 = 3003;
 
@@ -51,6 +54,9 @@ pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often an idle event stream sends a comment by default, so proxies and browsers keep
 /// it open and a closed page's stream is noticed (its slot is freed at the next write).
 pub const PING_INTERVAL: Duration = Duration::from_secs(15);
+/// How long the console waits after a failed accept (out of file descriptors) before
+/// accepting again.
+pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(200);
 /// How long open connections may finish once the console stops.
 pub const STOP_GRACE: Duration = Duration::from_secs(2);
 
@@ -74,6 +80,11 @@ pub struct ConsoleBounds {
     pub log_capacity: usize,
     /// How often an idle event stream sends a ping comment.
     pub ping_interval: Duration,
+    /// The most bytes of message text and attachments kept in memory, across rooms; past
+    /// it the oldest messages leave memory first.
+    pub max_bytes: usize,
+    /// The most bytes the update log keeps for catching up.
+    pub max_log_bytes: usize,
 }
 
 impl Default for ConsoleBounds {
@@ -87,6 +98,8 @@ impl Default for ConsoleBounds {
             max_connections: 256,
             log_capacity: 4_096,
             ping_interval: PING_INTERVAL,
+            max_bytes: 64 << 20,
+            max_log_bytes: 16 << 20,
         }
     }
 }
@@ -235,7 +248,11 @@ impl Console {
                 () = &mut stop => break,
                 Some(_) = connections.join_next(), if !connections.is_empty() => {}
                 accepted = listener.accept() => {
-                    let Ok((stream, _)) = accepted else { continue };
+                    let Ok((stream, _)) = accepted else {
+                        // Out of file descriptors or similar: back off instead of spinning.
+                        tokio::time::sleep(ACCEPT_BACKOFF).await;
+                        continue;
+                    };
                     // Count only connections that are still open.
                     while connections.try_join_next().is_some() {}
                     if connections.len() >= shared.bounds.max_connections {
@@ -290,6 +307,9 @@ fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
     } else {
         tokio::net::TcpSocket::new_v6()?
     };
+    // On Unix this only lets a restarted console reuse a port in TIME_WAIT; elsewhere (on
+    // Windows) it would let another process bind the same port, so it stays off there.
+    #[cfg(unix)]
     socket.set_reuseaddr(true)?;
     socket.bind(addr)?;
     socket.listen(LISTEN_BACKLOG)
@@ -382,6 +402,14 @@ impl Outbox for ConsoleOutbox {
         emoji: &'a str,
     ) -> BoxFuture<'a, Result<(), SendError>> {
         Box::pin(async move {
+            if emoji.trim().is_empty()
+                || emoji.chars().count() > MAX_EMOJI_CHARS
+                || emoji.chars().any(char::is_control)
+            {
+                return Err(SendError::Refused(
+                    "an emoji is 1 to 64 characters without control characters",
+                ));
+            }
             if self.state.react(message_id, emoji) {
                 Ok(())
             } else {

@@ -169,16 +169,29 @@ impl Browser {
             .await;
     }
 
+    /// Ends the session and stops chromedriver (off the async runtime, as `Drop` blocks).
     async fn close(self) {
-        let path = format!("/session/{}", self.session);
-        let _ = call(self.addr, "DELETE", &path, None).await;
-        // Drop stops chromedriver.
+        let _ = tokio::task::spawn_blocking(move || drop(self)).await;
     }
 }
 
 impl Drop for Browser {
-    /// chromedriver must not outlive a failed test.
+    /// chromedriver and the browser it started must not outlive a failed test: the session
+    /// is ended (which closes Chromium) with a plain blocking request, then chromedriver
+    /// stops.
     fn drop(&mut self) {
+        use std::io::{Read, Write};
+        if let Ok(mut stream) = std::net::TcpStream::connect(self.addr) {
+            let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+            let request = format!(
+                "DELETE /session/{} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+                self.session, self.addr
+            );
+            if stream.write_all(request.as_bytes()).is_ok() {
+                let mut reply = [0u8; 1024];
+                let _ = stream.read(&mut reply);
+            }
+        }
         let _ = self.driver.kill();
         let _ = self.driver.wait();
     }
@@ -207,13 +220,13 @@ async fn call(addr: SocketAddr, method: &str, path: &str, body: Option<Value>) -
 }
 
 /// The bot with its console on a free port; the console URL it printed.
-fn bot(dir: &Workdir, edn: &str) -> (Child, String) {
+fn bot(dir: &std::path::Path, edn: &str) -> (Child, String) {
     use std::io::{BufRead, BufReader};
-    let file = dir.path.join("config.edn");
+    let file = dir.join("config.edn");
     std::fs::write(&file, edn).expect("write config");
     let mut child = Command::new(env!("CARGO_BIN_EXE_yetibot"))
         .env_clear()
-        .current_dir(&dir.path)
+        .current_dir(dir)
         .env("CONFIG_PATH", &file)
         .env("YETIBOT_WEB_PORT", "0")
         .stdout(Stdio::piped())
@@ -258,7 +271,9 @@ async fn the_page_runs_commands_streams_ai_progress_and_keeps_history_across_a_r
         r#"{{:yetibot {{:ai {{:providers [{{:name "local" :url "{}" :model "m1"}}]}}}}}}"#,
         fixture.url("/v1")
     );
-    let (child, url) = tokio::task::spawn_blocking(move || bot(&dir, &edn))
+    // The directory outlives the bot: its history store is in there.
+    let path = dir.path.clone();
+    let (child, url) = tokio::task::spawn_blocking(move || bot(&path, &edn))
         .await
         .expect("the bot starts");
     let mut yetibot = Running(child);
