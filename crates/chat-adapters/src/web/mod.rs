@@ -9,6 +9,13 @@
 //! API writes must be JSON (415) of at most 1 MiB (413). No CORS header is ever sent, and
 //! errors are JSON.
 //!
+//! Browsers keep cookies per host name, not per port, so the cookie also goes to any other
+//! server the operator's browser opens on the same host name (say `http://127.0.0.1:8080`).
+//! Such a server learns the token; keep untrusted local servers off the console's host name
+//! (the console prints `127.0.0.1`; open other local servers as `localhost`), and restart
+//! the bot for a new token. The cookie is the design: a bearer token held only in
+//! page memory would need every request, the event stream included, to carry a header.
+//!
 //! The console's user is the local operator: every event carries the operator's configured
 //! identity, never anything the page sends. Conversations live in memory, bounded
 //! ([`ConsoleBounds`]), and pages follow them over server-sent events that resume by update
