@@ -182,9 +182,8 @@ impl Api {
     {
         let mut retries = 0;
         loop {
-            let outcome = match tokio::time::timeout(self.bounds.call_timeout, call()).await {
-                Err(_) => return Err(ApiError::Unconfirmed("Slack did not answer in time")),
-                Ok(outcome) => outcome,
+            let Ok(outcome) = tokio::time::timeout(self.bounds.call_timeout, call()).await else {
+                return Err(ApiError::Unconfirmed("Slack did not answer in time"));
             };
             match outcome {
                 Ok(value) => return Ok(value),

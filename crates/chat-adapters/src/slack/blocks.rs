@@ -26,16 +26,14 @@ pub(crate) struct Rendered {
 /// Renders `message`.
 pub(crate) fn render(message: &Outgoing) -> Rendered {
     let mut text = to_mrkdwn(&message.text);
-    if let Some(media) = &message.media {
-        if is_media_url(media) {
-            // Slack shows a linked image or video as a preview under the message.
-            if !text.is_empty() {
-                text.push('\n');
-            }
-            text.push('<');
-            text.push_str(&escape(media));
-            text.push('>');
+    if let Some(media) = message.media.as_deref().filter(|m| is_media_url(m)) {
+        // Slack shows a linked image or video as a preview under the message.
+        if !text.is_empty() {
+            text.push('\n');
         }
+        text.push('<');
+        text.push_str(&escape(media));
+        text.push('>');
     }
     let mut pieces = split(&text, SECTION_UNITS);
     let mut file = message.attachment.clone();
