@@ -6,7 +6,7 @@
 //! for it (a `disconnect` message) or a connection drops. slack-morphism acknowledges an
 //! envelope only once the callback returns and takes one envelope at a time per
 //! connection, while Slack redelivers what is not acknowledged within 3 seconds, so the
-//! callbacks here do no I/O: they read the event ([`inbound`]), drop a redelivery by its
+//! callbacks here do no I/O: they read the event, drop a redelivery by its
 //! event ID, and queue the rest for [`SlackAdapter::run`], which looks up names and hands
 //! the event to the bot. When the queue is full or the bot stopped taking events, the
 //! envelope is deliberately left unacknowledged (and its ID forgotten), so Slack delivers
