@@ -47,6 +47,11 @@ pub fn split(text: &str, max_units: usize) -> Vec<String> {
         }
         // Room for the line, and for the closing fence a cut inside code needs.
         let closing = if fenced || is_fence { 4 } else { 0 };
+        if current_units + width + closing > max_units && current.trim().is_empty() {
+            // Only blank lines so far: they are dropped rather than pushed ahead.
+            current.clear();
+            current_units = 0;
+        }
         if current_units + width + closing > max_units && !current.trim().is_empty() {
             if fenced {
                 flush(&mut pieces, &mut current, true);
