@@ -1,10 +1,13 @@
 #![doc = include_str!("../README.md")]
 
+pub mod config;
 mod event;
 mod fit;
 mod outbox;
 mod platform;
 mod reply;
+#[cfg(feature = "slack")]
+pub mod slack;
 #[cfg(feature = "web")]
 pub mod web;
 

@@ -9,6 +9,7 @@ mod discovery;
 mod doctor;
 mod logging;
 mod run;
+mod slack;
 mod zen;
 
 use std::io::{BufRead, BufReader};
