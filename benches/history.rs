@@ -70,6 +70,7 @@ fn busy() -> Caller {
         message_id: None,
         thread: None,
         progress: None,
+        platform: None,
     }
 }
 

@@ -297,5 +297,6 @@ pub fn local_caller(
         message_id: None,
         thread: None,
         progress: None,
+        platform: None,
     })
 }

@@ -54,6 +54,9 @@ pub struct Caller {
     pub thread: Option<crate::ai::thread::Thread>,
     /// Where the adapter watches the progress of an AI request's tool calls, if it does.
     pub progress: Option<crate::ai::progress::ProgressSink>,
+    /// What the request may do on its platform (react to the requesting message), when it
+    /// came from a chat adapter; `None` for `yetibot run`.
+    pub platform: Option<crate::chat::Platform>,
 }
 
 /// The answer to one expression.

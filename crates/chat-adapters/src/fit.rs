@@ -8,10 +8,12 @@
 //! caption. An answer over either bound is replaced by one fixed overflow notice; its data is
 //! never cut to fit. An admitted answer whose text fits the platform's card
 //! ([`Limits::card_units`]) is posted as it is; a longer one becomes one readable excerpt plus
-//! `answer.md` with the exact original text. Errors are always shown. On platforms without
-//! Markdown tables ([`Limits::tables`]) tables become aligned code blocks first, and a table
-//! that cannot be aligned faithfully, or whose padding overflows the card, sends the answer
-//! the excerpt's way too.
+//! `answer.md` with the exact original text. A platform whose adapter splits messages itself
+//! ([`Limits::adapter_chunks`]) gets each message whole, or that excerpt and file once a
+//! message needs more chunks than the adapter posts. Errors are always shown. On platforms
+//! without Markdown tables ([`Limits::tables`]) tables become aligned code blocks first, and
+//! a table that cannot be aligned faithfully, or whose padding overflows the card, sends the
+//! answer the excerpt's way too.
 
 use std::borrow::Cow;
 
@@ -31,6 +33,11 @@ pub struct Limits {
     /// UTF-16 units of rendered text one card shows, on platforms that post an answer as a
     /// card; longer answers become an excerpt and an attached `answer.md`.
     pub card_units: Option<usize>,
+    /// On a platform whose adapter splits long messages itself, at boundaries only it can
+    /// judge (Slack, after turning Markdown into its own markup): the most chunks one
+    /// message may need. Such a message is handed over whole; one that needs more becomes
+    /// an excerpt plus `answer.md`. `None`: messages are split here (or shown as cards).
+    pub adapter_chunks: Option<usize>,
     /// How the platform shows Markdown tables.
     pub tables: TableStyle,
 }
@@ -42,15 +49,18 @@ impl Limits {
         max_chunks: 30,
         payload_bytes: 64 * 1024,
         card_units: Some(4_000),
+        adapter_chunks: None,
         tables: TableStyle::FixedWidth,
     };
 
-    /// Slack: plain messages, split at 3,000 characters (Slack shortens longer sections).
+    /// Slack: plain messages of 3,000 characters (Slack shortens longer sections), which
+    /// the adapter splits itself; a message of more than 5 is an excerpt plus `answer.md`.
     pub const SLACK: Self = Self {
         chunk_units: 3_000,
         max_chunks: 30,
         payload_bytes: 64 * 1024,
         card_units: None,
+        adapter_chunks: Some(5),
         tables: TableStyle::Markdown,
     };
 
@@ -61,6 +71,7 @@ impl Limits {
         max_chunks: 30,
         payload_bytes: 64 * 1024,
         card_units: Some(16_000),
+        adapter_chunks: None,
         tables: TableStyle::Markdown,
     };
 }
@@ -173,6 +184,9 @@ fn admitted_messages(answer: &Answer, limits: &Limits) -> Vec<Outgoing> {
                 .iter()
                 .map(|m| Outgoing::text(Role::Answer, m.as_ref())),
         ),
+        (None, _) if limits.adapter_chunks.is_some() => {
+            out.extend(adapter_split(&text, limits));
+        }
         (None, shown) => {
             // Without cards an unalignable table stays as the model wrote it.
             let shown =
@@ -192,6 +206,34 @@ fn admitted_messages(answer: &Answer, limits: &Limits) -> Vec<Outgoing> {
         out.push(message);
     }
     out
+}
+
+/// Messages the adapter splits itself: each whole, or all of them as one excerpt plus the
+/// exact `answer.md` when one needs more chunks than the adapter posts.
+fn adapter_split(text: &[&String], limits: &Limits) -> Vec<Outgoing> {
+    let most = limits.adapter_chunks.unwrap_or(usize::MAX);
+    if text
+        .iter()
+        .all(|m| chunk_count(m, limits.chunk_units) <= most)
+    {
+        return text
+            .iter()
+            .map(|m| Outgoing::text(Role::Answer, m.as_str()))
+            .collect();
+    }
+    let whole = text
+        .iter()
+        .map(|m| m.as_str())
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    // An excerpt of about half a message, so that it and its note fit in one.
+    let mut message = Outgoing::text(Role::Answer, excerpt(&whole, limits.chunk_units * 2));
+    message.attachment = Some(Attachment {
+        name: ANSWER_FILE.to_owned(),
+        media_type: "text/markdown; charset=utf-8",
+        content: whole,
+    });
+    vec![message]
 }
 
 /// The UTF-16 length of `text`, the unit Discord and browsers count in.
@@ -397,10 +439,42 @@ mod tests {
     #[test]
     fn platforms_without_cards_get_chunks() {
         let text = format!("{}\n{}", "a".repeat(2_900), "b".repeat(2_000));
-        let out = fit(&answer(&[&text]), &Limits::SLACK);
+        let limits = Limits {
+            adapter_chunks: None,
+            ..Limits::SLACK
+        };
+        let out = fit(&answer(&[&text]), &limits);
         assert_eq!(out.len(), 2);
         assert_eq!(out[0].text, format!("{}\n", "a".repeat(2_900)));
         assert!(out[1].caption.is_some());
+    }
+
+    #[test]
+    fn adapters_that_split_get_whole_messages_or_the_file() {
+        // Two chunks' worth is handed over whole, for the adapter to split.
+        let text = format!("{}\n{}", "a".repeat(2_900), "b".repeat(2_000));
+        let out = fit(&answer(&[&text]), &Limits::SLACK);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].text, text);
+        assert!(out[0].attachment.is_none() && out[0].caption.is_some());
+        // More than five chunks is an excerpt plus the exact file, under the payload bound.
+        let long = format!("# Notes\n\n{}", "line of text\n".repeat(1_500));
+        let out = fit(&answer(&[&long]), &Limits::SLACK);
+        assert_eq!(out.len(), 1);
+        let file = out[0].attachment.as_ref().expect("answer.md");
+        assert_eq!(
+            (file.name.as_str(), file.content.as_str()),
+            (ANSWER_FILE, long.as_str())
+        );
+        assert!(out[0].text.starts_with("# Notes") && out[0].text.ends_with(EXCERPT_NOTE));
+        assert!(units(&out[0].text) <= 3_000);
+        assert_eq!(out[0].buttons.len(), 1);
+        // Over the payload it is still the one notice.
+        let huge = "x".repeat(3_000 * 30 + 1);
+        assert_eq!(
+            fit(&answer(&[&huge]), &Limits::SLACK)[0].text,
+            OVERFLOW_NOTICE
+        );
     }
 
     #[test]

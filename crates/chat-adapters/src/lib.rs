@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+pub mod config;
 #[cfg(feature = "discord")]
 pub mod discord;
 mod emoji;
@@ -8,6 +9,8 @@ mod fit;
 mod outbox;
 mod platform;
 mod reply;
+#[cfg(feature = "slack")]
+pub mod slack;
 mod tables;
 #[cfg(feature = "web")]
 pub mod web;

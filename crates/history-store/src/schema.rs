@@ -419,6 +419,7 @@ mod tests {
             message_id: None,
             thread: None,
             progress: None,
+            platform: None,
         };
         let statement = count_rows(
             Dialect::Sqlite,

@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+pub mod adapters;
 pub mod commands;
 pub mod config;
 pub mod discovery;

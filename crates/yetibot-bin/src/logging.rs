@@ -94,6 +94,7 @@ pub const CAPPED_TARGETS: &[&str] = &[
     "h2",
     "reqwest",
     "rustls",
+    "slack_morphism",
     "tokio_postgres",
 ];
 

@@ -188,8 +188,8 @@ fn serve_until_stopped(format: logging::Format) -> ExitCode {
     runtime.block_on(serve(config))
 }
 
-/// Runs until a shutdown signal: the web console (and, as they land, the other chat
-/// adapters) feeding the supervisor, which runs each message under the conductor; the
+/// Runs until a shutdown signal: the web console and the configured chat adapters (Slack)
+/// feeding the supervisor, which runs each message under the conductor; the
 /// history writer; and background model discovery.
 async fn serve(config: Config) -> ExitCode {
     // Install the handlers before announcing readiness, so a signal sent right after the
@@ -243,6 +243,13 @@ async fn serve(config: Config) -> ExitCode {
             }
         },
     };
+    let adapters = match yetibot_bin::adapters::connect(&config, &intake).await {
+        Ok(adapters) => adapters,
+        Err(error) => {
+            tracing::error!("{error}");
+            return ExitCode::FAILURE;
+        }
+    };
     drop(intake);
     let discovering = if config.providers.is_empty() {
         false
@@ -291,6 +298,8 @@ async fn serve(config: Config) -> ExitCode {
                 .await;
         }
     };
+    let (adapters_stop, adapters_stopped) = tokio::sync::watch::channel(false);
+    let adapters_run = yetibot_bin::adapters::run(adapters, adapters_stopped);
     let stop = async move {
         let signal = tokio::select! {
             signal = shutdown.recv() => signal,
@@ -308,10 +317,11 @@ async fn serve(config: Config) -> ExitCode {
         .await;
         // Adapters stop only after the last answers went out.
         let _ = console_stop.send(());
+        adapters_stop.send_replace(true);
         drop(conductor);
         report
     };
-    let (report, ()) = tokio::join!(supervised, console_run);
+    let (report, (), ()) = tokio::join!(supervised, console_run, adapters_run);
     if report.cancelled > 0 {
         tracing::warn!(
             "{} request(s) still running after {:?} were cancelled",

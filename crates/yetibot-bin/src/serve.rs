@@ -23,6 +23,21 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// How many events may wait for a task at once; a full intake answers "busy".
 pub const INTAKE_CAPACITY: usize = 256;
 
+/// How many requests run at once; more wait in the intake (and past its capacity are
+/// refused as busy), so a flood of paid requests cannot all run together.
+pub const MAX_RUNNING: usize = 64;
+
+/// The longest one request's task may take, everything included (the conductor stops the
+/// command itself after its own deadline; this also bounds posting the answer).
+pub const REQUEST_CEILING: Duration = Duration::from_secs(17 * 60);
+
+/// What a user whose message was queued but not started at shutdown sees.
+pub const SHUTDOWN_REPLY: &str =
+    "The bot is restarting and did not run this; send it again in a moment.";
+
+/// What a user sees when their request outlived [`REQUEST_CEILING`].
+pub const TIMEOUT_REPLY: &str = "💥 This request took too long and was stopped. 💥";
+
 /// What a user sees when their request panicked.
 pub const PANIC_REPLY: &str = "💥 Something went wrong inside the bot while handling this message. It was logged; please try again. 💥";
 
@@ -35,6 +50,8 @@ pub struct Report {
     pub panicked: u64,
     /// Requests cancelled at the end of the grace period.
     pub cancelled: u64,
+    /// Queued events not started because the bot was stopping at full capacity.
+    pub turned_away: u64,
 }
 
 /// Runs every event from `events` as its own task until `stop` completes, then stops taking
@@ -56,15 +73,26 @@ pub async fn supervise(
         tokio::select! {
             () = &mut stop => break,
             Some(done) = tasks.join_next(), if !tasks.is_empty() => note(&mut report, &done),
-            incoming = events.next(), if open => match incoming {
+            incoming = events.next(), if open && tasks.len() < MAX_RUNNING => match incoming {
                 Some(incoming) => start(&mut tasks, &conductor, incoming, &mut report),
                 None => open = false,
             },
         }
     }
+    // Events already taken still run while there is room; the rest are told to come back.
     events.close();
     while let Some(incoming) = events.next().await {
-        start(&mut tasks, &conductor, incoming, &mut report);
+        if tasks.len() < MAX_RUNNING {
+            start(&mut tasks, &conductor, incoming, &mut report);
+        } else {
+            report.turned_away += 1;
+            let reply = Outgoing::text(Role::Notice, SHUTDOWN_REPLY);
+            let _ = tokio::time::timeout(
+                Duration::from_secs(1),
+                incoming.outbox.post(&incoming.event.place, vec![reply]),
+            )
+            .await;
+        }
     }
     let drain = async {
         while let Some(done) = tasks.join_next().await {
@@ -99,11 +127,20 @@ fn start(
         let place = incoming.event.place.clone();
         let outbox = Arc::clone(&incoming.outbox);
         let adapter = place.adapter;
-        let handled = AssertUnwindSafe(conductor.handle(incoming))
-            .catch_unwind()
-            .await;
-        if handled.is_ok() {
-            return true;
+        let handled = tokio::time::timeout(
+            REQUEST_CEILING,
+            AssertUnwindSafe(conductor.handle(incoming)).catch_unwind(),
+        )
+        .await;
+        match handled {
+            Ok(Ok(())) => return true,
+            Ok(Err(_)) => {}
+            Err(_) => {
+                tracing::warn!(adapter = %adapter, "a request outlived its ceiling and was stopped");
+                let reply = Outgoing::text(Role::Answer, TIMEOUT_REPLY).as_error();
+                let _ = outbox.post(&place, vec![reply]).await;
+                return true;
+            }
         }
         // The panic hook has already reported where (redacted); this says which adapter,
         // never what the message said.
@@ -245,7 +282,7 @@ mod tests {
             Report {
                 started: 2,
                 panicked: 1,
-                cancelled: 0
+                ..Report::default()
             }
         );
         let posts = posts.0.lock().expect("posts").clone();
@@ -278,5 +315,36 @@ mod tests {
         assert_eq!(report.cancelled, 1);
         assert!(started.elapsed() >= SHUTDOWN_GRACE);
         assert!(intake.offer(event("m2", "!echo late"), outbox).is_err());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn at_most_max_running_requests_run_and_the_rest_wait_or_are_told() {
+        let posts = Arc::new(Posts::default());
+        let (intake, events) = intake(INTAKE_CAPACITY);
+        let outbox = Arc::clone(&posts) as Arc<dyn Outbox>;
+        for n in 0..MAX_RUNNING + 6 {
+            intake
+                .offer(event(&format!("m{n}"), "!forever"), Arc::clone(&outbox))
+                .expect("queued");
+        }
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let supervising = tokio::spawn(supervise(
+            events,
+            conductor(),
+            async move {
+                let _ = stopped.await;
+            },
+            SHUTDOWN_GRACE,
+        ));
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        let _ = stop.send(());
+        let report = supervising.await.expect("no panic");
+        assert_eq!(report.started, MAX_RUNNING as u64);
+        assert_eq!(report.cancelled, MAX_RUNNING as u64);
+        assert_eq!(report.turned_away, 6);
+        let shown = posts.0.lock().expect("posts").clone();
+        assert_eq!(shown.iter().filter(|p| *p == SHUTDOWN_REPLY).count(), 6);
     }
 }

@@ -14,10 +14,13 @@ use http_body_util::{BodyExt, StreamBody};
 use hyper::body::{Frame, Incoming};
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
-use tokio::net::TcpListener;
+use tokio::net::TcpSocket;
 use tokio::task::JoinHandle;
 
 use crate::reply::{End, Reply};
+
+/// How many connections may wait to be accepted.
+const BACKLOG: u32 = 1024;
 
 /// A request the fixture received.
 #[derive(Debug, Clone)]
@@ -34,17 +37,34 @@ pub struct Recorded {
     pub body: Bytes,
 }
 
-#[derive(Debug, Default)]
+/// Builds a reply from the request it answers.
+type Respond = Arc<dyn Fn(&Recorded) -> Reply + Send + Sync>;
+
+#[derive(Default)]
 struct State {
     routes: HashMap<String, VecDeque<Reply>>,
+    responders: HashMap<String, Respond>,
     requests: Vec<Recorded>,
     connections: usize,
+}
+
+impl std::fmt::Debug for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("State")
+            .field("routes", &self.routes)
+            .field("responders", &self.responders.keys().collect::<Vec<_>>())
+            .field("requests", &self.requests.len())
+            .field("connections", &self.connections)
+            .finish()
+    }
 }
 
 /// A running fixture server on 127.0.0.1.
 ///
 /// Each path has a queue of replies: a request takes the front reply, and the last reply
-/// stays to answer any further requests. Unscripted paths answer `404`.
+/// stays to answer any further requests. A path with a responder
+/// ([`respond_with`](Self::respond_with)) is answered by it instead. Unscripted paths
+/// answer `404`.
 #[derive(Debug)]
 pub struct Fixture {
     addr: SocketAddr,
@@ -59,13 +79,19 @@ impl Drop for Fixture {
 }
 
 impl Fixture {
-    /// Binds 127.0.0.1 on a free port and starts serving on the current tokio runtime.
+    /// Binds 127.0.0.1 on a free port (with room for 1,024 connections waiting to be
+    /// accepted) and starts serving on the current tokio runtime.
     ///
     /// # Errors
     ///
     /// When the port cannot be bound.
     pub async fn start() -> io::Result<Self> {
-        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+        // A real provider takes a burst of connections; the default backlog of 128 (tokio's,
+        // as the standard library's) would drop SYNs past it and stall those clients for the
+        // one-second retransmission.
+        let socket = TcpSocket::new_v4()?;
+        socket.bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
+        let listener = socket.listen(BACKLOG)?;
         let addr = listener.local_addr()?;
         let state = Arc::new(Mutex::new(State::default()));
         let shared = Arc::clone(&state);
@@ -114,6 +140,18 @@ impl Fixture {
             .push_back(reply);
     }
 
+    /// Answers every request to `path` with `respond(request)` instead of a queued reply:
+    /// for replies that depend on what was sent, such as an answer that echoes a marker
+    /// from the prompt so that a caller can pair each answer with its request.
+    pub fn respond_with<F>(&self, path: &str, respond: F)
+    where
+        F: Fn(&Recorded) -> Reply + Send + Sync + 'static,
+    {
+        self.lock()
+            .responders
+            .insert(path.to_owned(), Arc::new(respond));
+    }
+
     /// Every request received so far, in order.
     #[must_use]
     pub fn requests(&self) -> Vec<Recorded> {
@@ -154,23 +192,32 @@ async fn handle(
         .map(|b| b.to_bytes())
         .unwrap_or_default();
     let path = parts.uri.path().to_owned();
-    let reply = {
-        let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
-        state.requests.push(Recorded {
-            method: parts.method.to_string(),
-            path: path.clone(),
-            query: parts.uri.query().map(str::to_owned),
-            headers: parts.headers.clone(),
-            body,
-        });
-        state.routes.get_mut(&path).and_then(|queue| {
-            if queue.len() > 1 {
-                queue.pop_front()
-            } else {
-                queue.front().cloned()
-            }
-        })
+    let recorded = Recorded {
+        method: parts.method.to_string(),
+        path: path.clone(),
+        query: parts.uri.query().map(str::to_owned),
+        headers: parts.headers.clone(),
+        body,
     };
+    let (queued, responder) = {
+        let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.requests.push(recorded.clone());
+        match state.responders.get(&path).cloned() {
+            Some(responder) => (None, Some(responder)),
+            None => {
+                let queued = state.routes.get_mut(&path).and_then(|queue| {
+                    if queue.len() > 1 {
+                        queue.pop_front()
+                    } else {
+                        queue.front().cloned()
+                    }
+                });
+                (queued, None)
+            }
+        }
+    };
+    // The responder runs outside the lock, so it may take its time.
+    let reply = responder.map(|responder| responder(&recorded)).or(queued);
     let reply = reply.unwrap_or_else(|| Reply::status_json(404, "{\"error\":\"no route\"}"));
     Ok(respond(reply))
 }

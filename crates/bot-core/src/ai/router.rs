@@ -58,6 +58,7 @@ impl Router<'_> {
                     Ok(reply.into_json())
                 }
             }
+            "react" => return self.react(arguments).await,
             "ai" | "cf" => {
                 let Some(tool) = delegate::Tool::of(name) else {
                     return Execution::ToolError("this tool is not available".to_owned());
@@ -109,6 +110,32 @@ impl Router<'_> {
     }
 }
 
+impl Router<'_> {
+    /// `react`: through the request's platform, in its own channel or thread only. An
+    /// unconfirmed reaction is an unknown outcome, never retried.
+    async fn react(&self, arguments: &str) -> Execution {
+        let reaction = match natives::react::read(arguments) {
+            Ok(reaction) => reaction,
+            Err(reason) => return Execution::ToolError(format!("invalid arguments: {reason}")),
+        };
+        let Some(platform) = self.runner.caller().platform.as_ref() else {
+            return Execution::ToolError(
+                "this request has no chat platform to react on".to_owned(),
+            );
+        };
+        match platform
+            .react(&reaction.emoji, reaction.message_id.as_deref())
+            .await
+        {
+            Ok(()) => Execution::Success(
+                serde_json::json!({"reacted": true, "emoji": reaction.emoji}).to_string(),
+            ),
+            Err(yetibot_chat_adapters::SendError::Unconfirmed(_)) => Execution::Unknown,
+            Err(error) => Execution::ToolError(error.to_string()),
+        }
+    }
+}
+
 impl ToolExecutor for Router<'_> {
     fn check(&self, tool: &ToolId, arguments: &Arguments) -> bool {
         let raw = arguments.raw();
@@ -118,6 +145,7 @@ impl ToolExecutor for Router<'_> {
                 "history" => natives::history_arguments_ok(raw),
                 "history_count" => natives::history_count_arguments_ok(raw),
                 "release_info" => natives::release_arguments_ok(raw),
+                "react" => natives::react::read(raw).is_ok(),
                 "util" => {
                     yetibot_json_util::preflight(&[yetibot_json_util::Call::new(raw)], self.secrets)
                         .is_ok()

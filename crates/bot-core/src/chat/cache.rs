@@ -43,6 +43,18 @@ pub(crate) struct Entry {
     pub(crate) rerun: Rerun,
 }
 
+/// The newest run of one command message.
+#[derive(Debug, Clone, Copy)]
+struct RunState {
+    /// The message revision it runs.
+    revision: u32,
+    /// Its generation: newer than every earlier run's.
+    generation: u64,
+    /// How many runs of the message are still going (an obsolete one finishes without
+    /// publishing, but it is still going until then).
+    in_flight: u32,
+}
+
 /// The cache: entries by key, and tokens (answer buttons and confirmation cards) to keys.
 #[derive(Debug)]
 pub(crate) struct Cache {
@@ -51,10 +63,19 @@ pub(crate) struct Cache {
     order: VecDeque<Key>,
     tokens: HashMap<String, Key>,
     /// The newest run of each command message, and the order they arrived in, so the map
-    /// stays bounded.
-    runs: HashMap<Key, u64>,
+    /// stays bounded (a run still in flight is never forgotten).
+    runs: HashMap<Key, RunState>,
     run_order: VecDeque<Key>,
     next: u64,
+}
+
+/// Why a run was not started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// A new message seen before: a platform's replay.
+    Replayed,
+    /// An edit older than one already running or run.
+    Superseded,
 }
 
 impl Cache {
@@ -76,35 +97,84 @@ impl Cache {
         format!("c{}", self.next)
     }
 
-    /// Whether this command message was seen before (a replayed event).
-    pub(crate) fn seen(&self, key: &Key) -> bool {
-        self.runs.contains_key(key)
-    }
-
-    /// Starts a run of `key`: its generation, newer than every earlier run's.
-    pub(crate) fn start_run(&mut self, key: &Key) -> u64 {
-        self.next += 1;
-        let generation = self.next;
-        if self.runs.insert(key.clone(), generation).is_none() {
-            self.run_order.push_back(key.clone());
-            // Four times the entries: runs of commands that answered nothing are tracked too.
-            while self.run_order.len() > self.capacity * 4 {
-                if let Some(old) = self.run_order.pop_front() {
-                    self.runs.remove(&old);
-                }
+    /// Starts a run of `key` at message `revision`, atomically with the checks that decide
+    /// whether it may run: a new message (`first`) seen before is a replay, and a revision
+    /// older than the newest one started is superseded (edits can arrive out of order).
+    /// Returns the run's generation, newer than every earlier run's.
+    pub(crate) fn begin(&mut self, key: &Key, revision: u32, first: bool) -> Result<u64, Refused> {
+        if let Some(state) = self.runs.get(key) {
+            if first {
+                return Err(Refused::Replayed);
+            }
+            if revision < state.revision {
+                return Err(Refused::Superseded);
             }
         }
-        generation
+        self.next += 1;
+        let generation = self.next;
+        match self.runs.get_mut(key) {
+            Some(state) => {
+                state.revision = revision;
+                state.generation = generation;
+                state.in_flight = state.in_flight.saturating_add(1);
+            }
+            None => {
+                self.runs.insert(
+                    key.clone(),
+                    RunState {
+                        revision,
+                        generation,
+                        in_flight: 1,
+                    },
+                );
+                self.run_order.push_back(key.clone());
+                self.forget_old_runs();
+            }
+        }
+        Ok(generation)
     }
 
-    /// The newest run of `key`, if it has one.
-    pub(crate) fn generation(&self, key: &Key) -> Option<u64> {
-        self.runs.get(key).copied()
+    /// Forgets the oldest finished runs past four times the capacity (runs of messages
+    /// that answered nothing are tracked too, for replays).
+    fn forget_old_runs(&mut self) {
+        let mut kept = VecDeque::new();
+        while self.run_order.len() + kept.len() > self.capacity * 4 {
+            let Some(old) = self.run_order.pop_front() else {
+                break;
+            };
+            if self.runs.get(&old).is_some_and(|s| s.in_flight > 0) {
+                kept.push_back(old);
+            } else {
+                self.runs.remove(&old);
+            }
+        }
+        while let Some(key) = kept.pop_back() {
+            self.run_order.push_front(key);
+        }
+    }
+
+    /// Marks one run of `key` finished.
+    pub(crate) fn finish(&mut self, key: &Key) {
+        if let Some(state) = self.runs.get_mut(key) {
+            state.in_flight = state.in_flight.saturating_sub(1);
+        }
     }
 
     /// Whether `generation` is still the newest run of `key`.
     pub(crate) fn is_current(&self, key: &Key, generation: u64) -> bool {
-        self.runs.get(key) == Some(&generation)
+        self.runs
+            .get(key)
+            .is_some_and(|s| s.generation == generation)
+    }
+
+    /// The newest run's generation and revision of `key`, if it ever ran.
+    pub(crate) fn current(&self, key: &Key) -> Option<(u64, u32)> {
+        self.runs.get(key).map(|s| (s.generation, s.revision))
+    }
+
+    /// Whether a run of `key` is still going.
+    pub(crate) fn in_flight(&self, key: &Key) -> bool {
+        self.runs.get(key).is_some_and(|s| s.in_flight > 0)
     }
 
     pub(crate) fn get(&self, key: &Key) -> Option<&Entry> {
@@ -128,6 +198,23 @@ impl Cache {
     /// Forgets a token.
     pub(crate) fn unbind_token(&mut self, token: &str) {
         self.tokens.remove(token);
+    }
+
+    /// Takes back a pending confirmation whose card was deleted (a delete reaction), so the
+    /// command does not stay "waiting" with no card to press.
+    pub(crate) fn forget_card(&mut self, message_id: &str) {
+        let mut freed = Vec::new();
+        for entry in self.entries.values_mut() {
+            if let Rerun::Confirming { token, card } = &entry.rerun
+                && card.ids.iter().any(|id| id == message_id)
+            {
+                freed.push(token.clone());
+                entry.rerun = Rerun::Idle;
+            }
+        }
+        for token in freed {
+            self.tokens.remove(&token);
+        }
     }
 
     /// Stores or replaces `key`'s entry, evicting the oldest past the capacity.
@@ -196,17 +283,36 @@ mod tests {
     }
 
     #[test]
-    fn only_the_newest_run_is_current_and_runs_stay_bounded() {
+    fn only_the_newest_revision_runs_and_replays_are_refused_atomically() {
         let mut cache = Cache::new(1);
-        let first = cache.start_run(&key(0));
-        assert!(cache.seen(&key(0)));
-        let second = cache.start_run(&key(0));
+        let first = cache.begin(&key(0), 0, true).expect("new");
+        assert_eq!(cache.begin(&key(0), 0, true), Err(Refused::Replayed));
+        let edit = cache.begin(&key(0), 2, false).expect("edit");
         assert!(!cache.is_current(&key(0), first));
-        assert!(cache.is_current(&key(0), second));
+        assert!(cache.is_current(&key(0), edit));
+        // Revision 1 arrives after revision 2: it never runs.
+        assert_eq!(cache.begin(&key(0), 1, false), Err(Refused::Superseded));
+        assert!(cache.in_flight(&key(0)));
+        cache.finish(&key(0));
+        cache.finish(&key(0));
+        assert!(!cache.in_flight(&key(0)));
+    }
+
+    #[test]
+    fn runs_stay_bounded_but_one_in_flight_is_never_forgotten() {
+        let mut cache = Cache::new(1);
+        cache.begin(&key(0), 0, true).expect("running");
         for n in 1..10 {
-            cache.start_run(&key(n));
+            cache.begin(&key(n), 0, true).expect("new");
+            cache.finish(&key(n));
         }
-        assert!(!cache.seen(&key(0)));
-        assert!(cache.seen(&key(9)));
+        assert!(cache.in_flight(&key(0)), "still tracked while running");
+        assert_eq!(cache.begin(&key(0), 0, true), Err(Refused::Replayed));
+        assert_eq!(
+            cache.current(&key(1)),
+            None,
+            "old finished runs are forgotten"
+        );
+        assert!(cache.current(&key(9)).is_some());
     }
 }

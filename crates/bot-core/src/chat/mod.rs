@@ -13,7 +13,8 @@ use std::time::Duration;
 use tokio::sync::watch;
 use yetibot_chat_adapters::{
     Action, Answer, Author, Button, Event, EventKind, HistoryError, HistoryLimits, Incoming,
-    Outbox, Outgoing, Place, Posted, Role, StatusCall, StatusCard, fit, is_delete_reaction,
+    Outbox, Outgoing, Place, Posted, Role, SendError, StatusCall, StatusCard, fit,
+    is_delete_reaction,
 };
 use yetibot_tool_policy::{Outcome as CallOutcome, Progress};
 
@@ -120,27 +121,48 @@ impl Conductor {
         };
         match &event.kind {
             EventKind::Message { text } => {
-                if self.cache().seen(&key) {
+                // Checked and started under one lock: two copies of a replayed event
+                // arriving together still run once.
+                let Ok(generation) = self.cache().begin(&key, event.revision, true) else {
                     return;
-                }
-                self.run_command(&outbox, &event, &key, text).await;
+                };
+                self.run_command(&outbox, &event, &key, text, generation)
+                    .await;
             }
             EventKind::Edited { text } => {
-                // An edit supersedes a pending confirmation, which must not run the old text.
-                let stale = self.cache().get_mut(&key).and_then(|entry| {
-                    match std::mem::replace(&mut entry.rerun, Rerun::Idle) {
-                        Rerun::Confirming { token, card } => Some((token, card)),
-                        other => {
-                            entry.rerun = other;
-                            None
+                // The edit's text is the command's from now on, and it supersedes a pending
+                // confirmation, which must not run the old text. An edit older than one
+                // already started never runs.
+                let started = {
+                    let mut cache = self.cache();
+                    match cache.begin(&key, event.revision, false) {
+                        Err(_) => None,
+                        Ok(generation) => {
+                            let stale = cache.get_mut(&key).and_then(|entry| {
+                                text.clone_into(&mut entry.text);
+                                match std::mem::replace(&mut entry.rerun, Rerun::Idle) {
+                                    Rerun::Confirming { token, card } => Some((token, card)),
+                                    other => {
+                                        entry.rerun = other;
+                                        None
+                                    }
+                                }
+                            });
+                            if let Some((token, _)) = &stale {
+                                cache.unbind_token(token);
+                            }
+                            Some((generation, stale))
                         }
                     }
-                });
-                if let Some((token, card)) = stale {
-                    self.cache().unbind_token(&token);
+                };
+                let Some((generation, stale)) = started else {
+                    return;
+                };
+                if let Some((_, card)) = stale {
                     let _ = outbox.delete(&card).await;
                 }
-                self.run_command(&outbox, &event, &key, text).await;
+                self.run_command(&outbox, &event, &key, text, generation)
+                    .await;
             }
             EventKind::Reacted {
                 emoji,
@@ -149,6 +171,8 @@ impl Conductor {
                 // A delete reaction on one of the bot's own messages removes it; other
                 // reactions (and any on people's messages) do nothing.
                 if *on_bot_message && is_delete_reaction(event.place.adapter, emoji) {
+                    // A deleted confirmation card takes its pending rerun with it.
+                    self.cache().forget_card(&event.message_id);
                     let posted = Posted {
                         place: event.place.clone(),
                         ids: vec![event.message_id.clone()],
@@ -162,10 +186,22 @@ impl Conductor {
         }
     }
 
-    /// Runs a command message (new, edited or confirmed for a rerun) and publishes its
-    /// answer unless a newer run of the same message started meanwhile.
-    async fn run_command(&self, outbox: &Arc<dyn Outbox>, event: &Event, key: &Key, text: &str) {
-        let generation = self.cache().start_run(key);
+    /// Runs a command message (new, edited or confirmed for a rerun) as run `generation`
+    /// and publishes its answer unless a newer run of the same message started meanwhile.
+    async fn run_command(
+        &self,
+        outbox: &Arc<dyn Outbox>,
+        event: &Event,
+        key: &Key,
+        text: &str,
+        generation: u64,
+    ) {
+        // However the run ends (answered, superseded, cancelled, or a panic unwinding), it
+        // is no longer in flight and a confirmed rerun no longer blocks the next one.
+        let _finished = RunGuard {
+            conductor: self,
+            key,
+        };
         // `!thread <command>` runs the command; its answer goes in a new thread.
         let wrapped = self.unwrap_thread(text);
         let text = wrapped.as_deref().unwrap_or(text);
@@ -221,6 +257,10 @@ impl Conductor {
         };
         let mut cache = self.cache();
         if !cache.is_current(key, generation) {
+            return;
+        }
+        // Only commands that answered keep buttons (ordinary chat would evict them).
+        if posted.is_none() && previous.is_none() {
             return;
         }
         let rerun = cache
@@ -362,6 +402,9 @@ impl Conductor {
                     .strip_prefix(self.interpreter.prefix())
                     .and_then(|e| crate::syntax::parse(e).ok())
                     .and_then(|e| e.first_word().map(str::to_owned))
+                    // Only a plain command name becomes the topic: the word is pasted into
+                    // a new command line, so quotes or sub-expressions must not reach it.
+                    .filter(|word| is_command_name(word))
                     .unwrap_or_default();
                 let caller = caller(outbox, event, &event.author, None);
                 let reply = self
@@ -397,15 +440,29 @@ impl Conductor {
                     .await;
                     return;
                 }
-                let (confirm_token, generation) = {
+                let pressed = {
                     let mut cache = self.cache();
-                    (cache.token(), cache.generation(&key))
+                    if cache.in_flight(&key) {
+                        None
+                    } else {
+                        let at = cache.current(&key);
+                        Some((cache.token(), at))
+                    }
+                };
+                let Some((confirm_token, pressed_at)) = pressed else {
+                    notice(
+                        outbox,
+                        place,
+                        "This command is still running; wait for its answer, then run it again.",
+                    )
+                    .await;
+                    return;
                 };
                 let card = Outgoing::text(
                     Role::Notice,
                     format!(
                         "Run `{}` again? It runs with the same permissions as before and may call paid models or tools again.",
-                        entry.text.replace('`', "'")
+                        shortened(&entry.text.replace('`', "'"), MAX_SHOWN_COMMAND_CHARS)
                     ),
                 )
                 .with_buttons(vec![
@@ -417,16 +474,11 @@ impl Conductor {
                 };
                 let kept = {
                     let mut cache = self.cache();
-                    let unchanged = cache.generation(&key) == generation;
+                    // An edit or run that started while the card was being posted makes it
+                    // stale: it would offer text that is no longer the command's.
+                    let unchanged = cache.current(&key) == pressed_at && !cache.in_flight(&key);
                     match cache.get_mut(&key) {
-                        // An edit or rerun that started while the card was being posted
-                        // supersedes it, as it would have had the card been up already.
-                        Some(current)
-                            if current.rerun == Rerun::Idle
-                                && unchanged
-                                && current.text == entry.text =>
-                        {
-                            let entry = current;
+                        Some(entry) if unchanged && entry.rerun == Rerun::Idle => {
                             entry.rerun = Rerun::Confirming {
                                 token: confirm_token.clone(),
                                 card: posted.clone(),
@@ -478,20 +530,73 @@ impl Conductor {
                 };
                 let _ = outbox.delete(&card).await;
                 if action == Action::ConfirmRerun {
+                    // The current text and revision, under the same lock as the start.
+                    let started = {
+                        let mut cache = self.cache();
+                        let text = cache
+                            .get(&key)
+                            .map_or_else(|| entry.text.clone(), |e| e.text.clone());
+                        let revision = cache.current(&key).map_or(0, |(_, r)| r);
+                        cache
+                            .begin(&key, revision, false)
+                            .ok()
+                            .map(|generation| (text, revision, generation))
+                    };
+                    let Some((text, revision, generation)) = started else {
+                        return;
+                    };
                     let original = Event {
                         place: key.place.clone(),
                         author: entry.requester.clone(),
                         message_id: key.message_id.clone(),
-                        revision: event.revision,
-                        kind: EventKind::Message {
-                            text: entry.text.clone(),
-                        },
+                        revision,
+                        kind: EventKind::Message { text: text.clone() },
                     };
-                    self.run_command(outbox, &original, &key, &entry.text).await;
+                    self.run_command(outbox, &original, &key, &text, generation)
+                        .await;
                 }
             }
         }
     }
+}
+
+/// The longest command a confirmation card quotes.
+const MAX_SHOWN_COMMAND_CHARS: usize = 300;
+
+/// Ends a run's bookkeeping however the run ends.
+struct RunGuard<'a> {
+    conductor: &'a Conductor,
+    key: &'a Key,
+}
+
+impl Drop for RunGuard<'_> {
+    fn drop(&mut self) {
+        let mut cache = self.conductor.cache();
+        cache.finish(self.key);
+        if let Some(entry) = cache.get_mut(self.key)
+            && entry.rerun == Rerun::Running
+        {
+            entry.rerun = Rerun::Idle;
+        }
+    }
+}
+
+/// Whether `word` is a plain command name: letters, digits, `-`, `_` and `.`, at most 64.
+fn is_command_name(word: &str) -> bool {
+    (1..=64).contains(&word.len())
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+/// `text` cut to `max` characters, with `…` when cut.
+fn shortened(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(max).collect();
+    out.push('…');
+    out
 }
 
 /// Whether `expression` is a `grok` prompt that opens a reply thread (no `--no-thread`).
@@ -547,6 +652,70 @@ fn caller(
         message_id: Some(message_id),
         thread,
         progress,
+        platform: Some(Platform {
+            outbox: Arc::clone(outbox),
+            place: event.place.clone(),
+            message_id: event.message_id.clone(),
+        }),
+    }
+}
+
+/// What a request may do on the platform it came from: react to its own message, or to
+/// another message in the same channel or thread (never elsewhere). Cheap to clone.
+#[derive(Clone)]
+pub struct Platform {
+    outbox: Arc<dyn Outbox>,
+    place: Place,
+    message_id: String,
+}
+
+impl std::fmt::Debug for Platform {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Platform")
+            .field("place", &self.place)
+            .field("message_id", &self.message_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for Platform {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.outbox, &other.outbox)
+            && self.place == other.place
+            && self.message_id == other.message_id
+    }
+}
+
+impl Eq for Platform {}
+
+impl Platform {
+    /// The platform of a request from `place`, triggered by message `message_id`.
+    #[must_use]
+    pub fn new(outbox: Arc<dyn Outbox>, place: Place, message_id: impl Into<String>) -> Self {
+        Self {
+            outbox,
+            place,
+            message_id: message_id.into(),
+        }
+    }
+
+    /// The adapter the request came through.
+    #[must_use]
+    pub fn adapter(&self) -> yetibot_conversation::AdapterKind {
+        self.place.adapter
+    }
+
+    /// Adds the reaction `emoji` to `message_id` in the request's own channel or thread, or
+    /// to the requesting message when `None`. The platform checks the emoji's form.
+    ///
+    /// # Errors
+    ///
+    /// The platform's [`SendError`]: refused (an emoji it does not accept, a missing
+    /// permission), unconfirmed (it may or may not have been added: never retry blindly) or
+    /// gone.
+    pub async fn react(&self, emoji: &str, message_id: Option<&str>) -> Result<(), SendError> {
+        let target = message_id.unwrap_or(&self.message_id);
+        self.outbox.react(&self.place, target, emoji).await
     }
 }
 
@@ -730,7 +899,7 @@ impl ThreadSource for PlatformThread {
 }
 
 #[cfg(test)]
-mod tests {
+mod thread_tests {
     use super::grok_threads;
 
     #[test]

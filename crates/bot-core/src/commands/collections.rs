@@ -1076,6 +1076,7 @@ mod tests {
             message_id: None,
             thread: None,
             progress: None,
+            platform: None,
         };
         tokio::runtime::Builder::new_current_thread()
             .build()

@@ -6,6 +6,7 @@ mod collections;
 mod data;
 mod help;
 mod history;
+mod react;
 mod render;
 mod xargs;
 
@@ -28,6 +29,7 @@ pub fn builtins() -> Registry {
         render::commands(),
         collections::commands(),
         history::commands(),
+        react::commands(),
     ];
     for spec in groups.into_iter().flatten() {
         registry.add(spec);

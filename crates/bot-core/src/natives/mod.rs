@@ -5,6 +5,7 @@
 pub(crate) mod args;
 mod help;
 mod history;
+pub(crate) mod react;
 mod release;
 
 pub(crate) use help::help_arguments_ok;
@@ -54,7 +55,7 @@ pub fn native_tools() -> Vec<NativeTool> {
 
 /// The native tools this build can run: the ones [`native_definition`] describes. The
 /// others are registered with the policy (so toolsets may name them) but not offered yet.
-pub const IMPLEMENTED_NATIVE_TOOLS: [&str; 7] = [
+pub const IMPLEMENTED_NATIVE_TOOLS: [&str; 8] = [
     "help",
     "history",
     "history_count",
@@ -62,6 +63,7 @@ pub const IMPLEMENTED_NATIVE_TOOLS: [&str; 7] = [
     "util",
     "ai",
     "cf",
+    "react",
 ];
 
 /// The definition a model is offered for a native tool this build runs (its description and
@@ -136,6 +138,22 @@ pub fn native_definition(name: &str) -> Option<ToolDefinition> {
                     "since": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}$",
                               "description": "Only notes dated on or after this day."},
                     "limit": {"type": "integer", "minimum": 1, "maximum": MAX_RELEASE_NOTES},
+                },
+            }),
+        ),
+        "react" => tool(PlatformAction(AdapterKind::Discord)).definition(
+            "Adds an emoji reaction to the message that asked you, or to another message of \
+             the same channel or thread given by its numeric ID. emoji is a Unicode emoji, \
+             <:name:id>, <a:name:id> or name:id (not a :shortcode:). Success means the \
+             platform confirmed it; an unconfirmed reaction is not retried.",
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["emoji"],
+                "properties": {
+                    "emoji": {"type": "string", "minLength": 1, "maxLength": react::MAX_EMOJI_CHARS},
+                    "message_id": {"type": "string", "pattern": "^[0-9]{1,20}$",
+                                   "description": "A message of this channel or thread; the requesting message when left out."},
                 },
             }),
         ),

@@ -102,6 +102,7 @@ fn caller(user: &str) -> Caller {
         message_id: None,
         thread: None,
         progress: None,
+        platform: None,
     }
 }
 

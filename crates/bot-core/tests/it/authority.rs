@@ -71,6 +71,7 @@ fn caller(trusted: bool) -> Caller {
         message_id: None,
         thread: None,
         progress: None,
+        platform: None,
     }
 }
 

@@ -99,6 +99,7 @@ fn caller() -> Caller {
         message_id: None,
         thread: None,
         progress: None,
+        platform: None,
     }
 }
 

@@ -60,6 +60,7 @@ fn me() -> Caller {
         message_id: None,
         thread: None,
         progress: None,
+        platform: None,
     }
 }
 

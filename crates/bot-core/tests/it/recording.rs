@@ -85,6 +85,7 @@ fn caller(message_id: Option<&str>, trusted: bool) -> Caller {
         message_id: message_id.map(str::to_owned),
         thread: None,
         progress: None,
+        platform: None,
     }
 }
 

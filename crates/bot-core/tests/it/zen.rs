@@ -132,6 +132,7 @@ fn admin() -> Caller {
         message_id: None,
         thread: None,
         progress: None,
+        platform: None,
     }
 }
 

@@ -257,7 +257,10 @@ fn press_button(shared: &Arc<Shared>, press: &Press) -> Response<Body> {
 
 fn react_to(shared: &Arc<Shared>, id: &str, emoji: &str) -> Response<Body> {
     let emoji = emoji.trim();
-    if emoji.is_empty() || emoji.chars().count() > 64 || emoji.chars().any(char::is_control) {
+    if emoji.is_empty()
+        || emoji.chars().count() > super::MAX_EMOJI_CHARS
+        || emoji.chars().any(char::is_control)
+    {
         return error_response(
             StatusCode::BAD_REQUEST,
             "an emoji is 1 to 64 characters without control characters",
@@ -412,6 +415,12 @@ pub(crate) fn error_response(status: StatusCode, message: &str) -> Response<Body
     json_response(status, &json!({"error": message}))
 }
 
+/// A refused request's response. The connection closes after it, so that a client without
+/// the token cannot keep connection slots by staying connected.
 fn refused(refusal: &Refusal) -> Response<Body> {
-    error_response(refusal.status, refusal.message)
+    let mut response = error_response(refusal.status, refusal.message);
+    response
+        .headers_mut()
+        .insert(http::header::CONNECTION, HeaderValue::from_static("close"));
+    response
 }

@@ -41,7 +41,13 @@ pub(crate) fn is_loopback_authority(authority: &str, port: u16) -> bool {
             None => (authority.clone(), None),
         }
     };
-    let loopback = matches!(host.as_str(), "127.0.0.1" | "localhost" | "[::1]");
+    // A name must be localhost (a DNS name could be rebound to this machine); an address
+    // literal must be a loopback one (any of 127.0.0.0/8, or ::1).
+    let literal = host.trim_start_matches('[').trim_end_matches(']');
+    let loopback = host == "localhost"
+        || literal
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
     let port_ok = match given_port {
         None => port == 80,
         Some(text) => text.parse::<u16>().ok() == Some(port),
@@ -65,7 +71,7 @@ pub(crate) fn check(
     if !is_loopback_authority(host, port) {
         return Err(Refusal::new(
             StatusCode::FORBIDDEN,
-            "the console answers only to 127.0.0.1, localhost or [::1] on its own port",
+            "the console answers only to localhost or a loopback address on its own port",
         ));
     }
     if let Some(origin) = headers.get(ORIGIN) {
@@ -192,10 +198,11 @@ mod tests {
             "127.0.0.1:3004",
             "evil.test:3003",
             "127.0.0.1.evil.test:3003",
+            "10.0.0.1:3003",
+            "[::ffff:10.0.0.1]:3003",
             "localhost.:3003",
             "[::1",
             "",
-            "127.0.0.2:3003",
             "localhost",
             "0.0.0.0:3003",
         ] {

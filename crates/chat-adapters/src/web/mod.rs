@@ -9,6 +9,13 @@
 //! API writes must be JSON (415) of at most 1 MiB (413). No CORS header is ever sent, and
 //! errors are JSON.
 //!
+//! Browsers keep cookies per host name, not per port, so the cookie also goes to any other
+//! server the operator's browser opens on the same host name (say `http://127.0.0.1:8080`).
+//! Such a server learns the token; keep untrusted local servers off the console's host name
+//! (the console prints `127.0.0.1`; open other local servers as `localhost`), and restart
+//! the bot for a new token. The cookie is the issue's design: a bearer token held only in
+//! page memory would need every request, the event stream included, to carry a header.
+//!
 //! The console's user is the local operator: every event carries the operator's configured
 //! identity, never anything the page sends. Conversations live in memory, bounded
 //! ([`ConsoleBounds`]), and pages follow them over server-sent events that resume by update
@@ -41,6 +48,9 @@ use crate::reply::Outgoing;
 pub use state::DEFAULT_ROOM;
 pub use token::{AccessToken, TokenError};
 
+/// The longest reaction the console shows.
+pub const MAX_EMOJI_CHARS: usize = 64;
+
 /// The console's default port.
 pub const DEFAULT_PORT: u16 = 3003;
 
@@ -51,6 +61,9 @@ pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often an idle event stream sends a comment by default, so proxies and browsers keep
 /// it open and a closed page's stream is noticed (its slot is freed at the next write).
 pub const PING_INTERVAL: Duration = Duration::from_secs(15);
+/// How long the console waits after a failed accept (out of file descriptors) before
+/// accepting again.
+pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(200);
 /// How long open connections may finish once the console stops.
 pub const STOP_GRACE: Duration = Duration::from_secs(2);
 
@@ -74,6 +87,11 @@ pub struct ConsoleBounds {
     pub log_capacity: usize,
     /// How often an idle event stream sends a ping comment.
     pub ping_interval: Duration,
+    /// The most bytes of message text and attachments kept in memory, across rooms; past
+    /// it the oldest messages leave memory first.
+    pub max_bytes: usize,
+    /// The most bytes the update log keeps for catching up.
+    pub max_log_bytes: usize,
 }
 
 impl Default for ConsoleBounds {
@@ -84,9 +102,11 @@ impl Default for ConsoleBounds {
             max_body_bytes: 1 << 20,
             max_text_bytes: 64 * 1024,
             max_event_streams: 16,
-            max_connections: 64,
+            max_connections: 256,
             log_capacity: 4_096,
             ping_interval: PING_INTERVAL,
+            max_bytes: 64 << 20,
+            max_log_bytes: 16 << 20,
         }
     }
 }
@@ -163,13 +183,10 @@ impl Console {
         if !options.addr.ip().is_loopback() {
             return Err(ConsoleError::NotLoopback(options.addr.ip()));
         }
-        let listener =
-            TcpListener::bind(options.addr)
-                .await
-                .map_err(|source| ConsoleError::Bind {
-                    addr: options.addr,
-                    source,
-                })?;
+        let listener = listen(options.addr).map_err(|source| ConsoleError::Bind {
+            addr: options.addr,
+            source,
+        })?;
         let addr = listener.local_addr().map_err(|source| ConsoleError::Bind {
             addr: options.addr,
             source,
@@ -238,10 +255,15 @@ impl Console {
                 () = &mut stop => break,
                 Some(_) = connections.join_next(), if !connections.is_empty() => {}
                 accepted = listener.accept() => {
-                    let Ok((stream, _)) = accepted else { continue };
+                    let Ok((stream, _)) = accepted else {
+                        // Out of file descriptors or similar: back off instead of spinning.
+                        tokio::time::sleep(ACCEPT_BACKOFF).await;
+                        continue;
+                    };
+                    // Count only connections that are still open.
+                    while connections.try_join_next().is_some() {}
                     if connections.len() >= shared.bounds.max_connections {
-                        // Over the bound the connection is closed unanswered.
-                        drop(stream);
+                        refuse_busy(&stream);
                         continue;
                     }
                     let shared = Arc::clone(&shared);
@@ -278,6 +300,39 @@ impl Console {
             while connections.join_next().await.is_some() {}
         }
     }
+}
+
+/// How many connections may wait to be accepted: more than the operating system's usual
+/// default (128), so that a burst of requests from the page and scripts is queued rather
+/// than dropped.
+const LISTEN_BACKLOG: u32 = 1024;
+
+/// A listening socket on `addr` with [`LISTEN_BACKLOG`].
+fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    // On Unix this only lets a restarted console reuse a port in TIME_WAIT; elsewhere (on
+    // Windows) it would let another process bind the same port, so it stays off there.
+    #[cfg(unix)]
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
+}
+
+/// Answers a connection over the bound with 503 and closes it, without waiting: the short
+/// response fits the socket's send buffer, and a client that is not reading loses nothing
+/// it asked for.
+fn refuse_busy(stream: &tokio::net::TcpStream) {
+    const BODY: &str =
+        r#"{"error":"the console has too many open connections; try again in a moment"}"#;
+    let response = format!(
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n{BODY}",
+        BODY.len()
+    );
+    let _ = stream.try_write(response.as_bytes());
 }
 
 /// The console's [`Outbox`]: the bot's messages go into the console's state, which the pages
@@ -354,6 +409,14 @@ impl Outbox for ConsoleOutbox {
         emoji: &'a str,
     ) -> BoxFuture<'a, Result<(), SendError>> {
         Box::pin(async move {
+            if emoji.trim().is_empty()
+                || emoji.chars().count() > MAX_EMOJI_CHARS
+                || emoji.chars().any(char::is_control)
+            {
+                return Err(SendError::Refused(
+                    "an emoji is 1 to 64 characters without control characters",
+                ));
+            }
             if self.state.react(message_id, emoji) {
                 Ok(())
             } else {

@@ -1,7 +1,7 @@
 //! The console's conversations, in memory and bounded: rooms, their messages and threads,
 //! and a numbered log of every change, which live pages follow and resume from.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Mutex, PoisonError};
 
 use serde_json::{Value, json};
@@ -61,12 +61,23 @@ struct Message {
     replies: usize,
     /// The bot's reactions, in order, each once.
     reactions: Vec<String>,
+    /// When it arrived, in the console's own order: the oldest leave memory first.
+    age: u64,
 }
 
 /// The most distinct reactions one message shows.
 const MAX_REACTIONS: usize = 20;
 
 impl Message {
+    /// What it costs in memory, roughly: its texts and attachment.
+    fn size(&self) -> usize {
+        self.text.len()
+            + self.caption.as_ref().map_or(0, String::len)
+            + self.media.as_ref().map_or(0, String::len)
+            + self.attachment.as_ref().map_or(0, |a| a.content.len())
+            + self.reactions.iter().map(String::len).sum::<usize>()
+    }
+
     fn to_json(&self) -> Value {
         let role = match self.kind {
             Kind::User => "user",
@@ -122,6 +133,13 @@ struct Inner {
     seq: u64,
     /// `(seq, update JSON)`, oldest first.
     log: VecDeque<(u64, String)>,
+    /// The bytes of the log's JSON.
+    log_bytes: usize,
+    /// The bytes of every message kept ([`Message::size`]).
+    bytes: usize,
+    /// Message IDs by age, oldest first.
+    by_age: BTreeMap<u64, String>,
+    next_age: u64,
 }
 
 /// What a page that resumes after `seq` must do.
@@ -184,11 +202,53 @@ impl State {
     fn publish(&self, inner: &mut Inner, update: &Value) {
         inner.seq += 1;
         let seq = inner.seq;
-        inner.log.push_back((seq, update.to_string()));
-        while inner.log.len() > self.bounds.log_capacity {
-            inner.log.pop_front();
+        let json = update.to_string();
+        inner.log_bytes += json.len();
+        inner.log.push_back((seq, json));
+        // Bounded by count and by bytes; the newest update always stays.
+        while inner.log.len() > 1
+            && (inner.log.len() > self.bounds.log_capacity
+                || inner.log_bytes > self.bounds.max_log_bytes)
+        {
+            if let Some((_, old)) = inner.log.pop_front() {
+                inner.log_bytes -= old.len();
+            }
         }
         self.changed.send_replace(seq);
+    }
+
+    /// Removes a message from memory (without an update: pages keep what they have).
+    fn forget(inner: &mut Inner, id: &str) {
+        let Some(message) = inner.messages.remove(id) else {
+            return;
+        };
+        inner.bytes -= message.size();
+        inner.by_age.remove(&message.age);
+        if let Some(root) = message
+            .thread
+            .as_ref()
+            .and_then(|t| inner.messages.get_mut(t))
+        {
+            root.replies = root.replies.saturating_sub(1);
+        }
+        if let Some(room) = inner.rooms.iter_mut().find(|r| r.name == message.room) {
+            room.order.retain(|m| m != id);
+        }
+    }
+
+    /// Evicts the oldest messages, across rooms, while memory is over its byte budget;
+    /// `keep` (the message just added) stays.
+    fn within_budget(&self, inner: &mut Inner, keep: &str) {
+        while inner.bytes > self.bounds.max_bytes {
+            let Some((_, oldest)) = inner.by_age.iter().next() else {
+                break;
+            };
+            if oldest == keep {
+                break;
+            }
+            let oldest = oldest.clone();
+            Self::forget(inner, &oldest);
+        }
     }
 
     fn new_id(&self, inner: &mut Inner) -> String {
@@ -206,10 +266,15 @@ impl State {
         Ok(())
     }
 
-    /// Adds `message` to its room, evicting the room's oldest messages past the bound.
-    fn insert(&self, inner: &mut Inner, message: Message) {
+    /// Adds `message` to its room, evicting the room's oldest messages past the bound and
+    /// the oldest of all past the byte budget.
+    fn insert(&self, inner: &mut Inner, mut message: Message) {
         let room_name = message.room.clone();
         let id = message.id.clone();
+        inner.next_age += 1;
+        message.age = inner.next_age;
+        inner.by_age.insert(message.age, id.clone());
+        inner.bytes += message.size();
         if let Some(root) = message
             .thread
             .as_ref()
@@ -221,7 +286,7 @@ impl State {
         inner.messages.insert(id.clone(), message);
         let mut evicted = Vec::new();
         if let Some(room) = inner.rooms.iter_mut().find(|r| r.name == room_name) {
-            room.order.push_back(id);
+            room.order.push_back(id.clone());
             while room.order.len() > self.bounds.max_room_messages {
                 if let Some(old) = room.order.pop_front() {
                     evicted.push(old);
@@ -229,8 +294,9 @@ impl State {
             }
         }
         for old in evicted {
-            inner.messages.remove(&old);
+            Self::forget(inner, &old);
         }
+        self.within_budget(inner, &id);
         self.publish(inner, &update);
     }
 
@@ -270,6 +336,7 @@ impl State {
             revision: 0,
             replies: 0,
             reactions: Vec::new(),
+            age: 0,
         };
         let place = message.place(&self.connection);
         self.insert(&mut inner, message);
@@ -348,6 +415,7 @@ impl State {
             revision: 0,
             replies: 0,
             reactions: Vec::new(),
+            age: 0,
         }
     }
 
@@ -365,8 +433,12 @@ impl State {
         message.revision = old.revision.saturating_add(1);
         message.replies = old.replies;
         message.reactions.clone_from(&old.reactions);
+        message.age = old.age;
+        let old_size = old.size();
+        inner.bytes = inner.bytes - old_size + message.size();
         let update = json!({"type": "message", "message": message.to_json()});
         inner.messages.insert(id.to_owned(), message);
+        self.within_budget(&mut inner, id);
         self.publish(&mut inner, &update);
         true
     }
@@ -382,13 +454,7 @@ impl State {
         }
         let room_name = message.room.clone();
         let thread = message.thread.clone();
-        inner.messages.remove(id);
-        if let Some(root) = thread.as_ref().and_then(|t| inner.messages.get_mut(t)) {
-            root.replies = root.replies.saturating_sub(1);
-        }
-        if let Some(room) = inner.rooms.iter_mut().find(|r| r.name == room_name) {
-            room.order.retain(|m| m != id);
-        }
+        Self::forget(&mut inner, id);
         let update = json!({"type": "deleted", "id": id, "room": room_name, "thread": thread});
         self.publish(&mut inner, &update);
         true
@@ -408,13 +474,16 @@ impl State {
         let Some(message) = inner.messages.get_mut(id) else {
             return false;
         };
+        let mut added = 0;
         if !message.reactions.iter().any(|r| r == emoji) {
             if message.reactions.len() >= MAX_REACTIONS {
                 return false;
             }
             message.reactions.push(emoji.to_owned());
+            added = emoji.len();
         }
         let update = json!({"type": "message", "message": message.to_json()});
+        inner.bytes += added;
         self.publish(&mut inner, &update);
         true
     }
@@ -696,6 +765,39 @@ mod tests {
             s.add_user(&operator(), "ops", None, &too_long),
             Err(StateError::TooLong(_))
         ));
+    }
+
+    #[test]
+    fn memory_stays_within_its_byte_budget_oldest_first_across_rooms() {
+        let s = state(ConsoleBounds {
+            max_bytes: 10_000,
+            max_log_bytes: 3_000,
+            ..ConsoleBounds::default()
+        });
+        s.create_room("other").expect("room");
+        let big = "x".repeat(3_000);
+        for (n, room) in ["general", "other", "general", "other", "general"]
+            .iter()
+            .enumerate()
+        {
+            s.add_user(&operator(), room, None, &format!("{n}{big}"))
+                .expect("message");
+        }
+        let texts = |room: &str| -> Vec<String> {
+            s.snapshot(room).expect("room")["messages"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|m| m["text"].as_str().map(|t| t[..1].to_owned()))
+                .collect()
+        };
+        // Five messages of 3,001 bytes in a 10,000-byte budget: the two oldest went.
+        assert_eq!(texts("general"), ["2", "4"]);
+        assert_eq!(texts("other"), ["3"]);
+        let inner = s.lock();
+        assert!(inner.bytes <= 10_000);
+        assert!(inner.log_bytes <= 3_000 || inner.log.len() == 1);
+        assert_eq!(inner.by_age.len(), inner.messages.len());
     }
 
     #[test]

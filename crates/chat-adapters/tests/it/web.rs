@@ -843,3 +843,55 @@ async fn reactions_reach_the_bot_with_whose_message_it_was() {
     );
     console.stop().await;
 }
+
+#[tokio::test]
+async fn a_connection_over_the_bound_gets_503_and_finished_ones_free_their_slots() {
+    let console = Running::start(
+        ConsoleBounds {
+            max_connections: 2,
+            ..ConsoleBounds::default()
+        },
+        16,
+    )
+    .await;
+    // Finished requests do not count: many in a row all succeed.
+    for _ in 0..10 {
+        assert_eq!(console.call("GET", "/api/state", None).await.status, 200);
+    }
+    // Two idle connections fill the bound; the next one is told why it is refused.
+    let idle = [
+        tokio::net::TcpStream::connect(console.addr)
+            .await
+            .expect("idle"),
+        tokio::net::TcpStream::connect(console.addr)
+            .await
+            .expect("idle"),
+    ];
+    // The server has accepted both once a request on a third connection is answered.
+    let mut refused = None;
+    for _ in 0..100 {
+        let r = console.call("GET", "/api/state", None).await;
+        if r.status == 503 {
+            refused = Some(r);
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    let refused = refused.expect("a 503 once the bound is full");
+    assert!(
+        refused.json()["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("too many"))
+    );
+    drop(idle);
+    let mut served = false;
+    for _ in 0..100 {
+        if console.call("GET", "/api/state", None).await.status == 200 {
+            served = true;
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    assert!(served, "the slots free once the idle connections close");
+    console.stop().await;
+}

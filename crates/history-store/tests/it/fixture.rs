@@ -237,6 +237,7 @@ pub(crate) fn caller(adapter: AdapterKind, room: &str) -> Caller {
         message_id: None,
         thread: None,
         progress: None,
+        platform: None,
     }
 }
 

@@ -5,7 +5,10 @@
 //! dash-separated words (`KEY_FILE` → `:key-file`, the longest match winning), numbers index
 //! vectors (`PROVIDERS_0`), free-form maps take the rest of the name as one key
 //! (`ENV_GITHUB_PERSONAL_ACCESS_TOKEN` → `GITHUB_PERSONAL_ACCESS_TOKEN`; header names turn
-//! underscores into dashes, since a variable name cannot hold a dash). Under keys this build
+//! underscores into dashes, since a variable name cannot hold a dash), and a map of named
+//! sections takes as the name the fewest words after which the rest names one of the
+//! section's fields, joined with dashes (`ADAPTERS_MY_TEAM_APP_TOKEN` → `:my-team`
+//! `:app-token`). Under keys this build
 //! does not know, every word is one lower-case level, as upstream Yetibot did. Values become
 //! booleans or numbers only where the schema expects them.
 
@@ -123,6 +126,7 @@ pub(crate) fn merge(base: &mut Value, overlay: Value, shape: Option<&Shape>) {
                     Some(Shape::Section { fields, .. }) => {
                         fields.iter().find(|f| f.key == key).map(|f| f.shape)
                     }
+                    Some(Shape::Named(item)) => Some(*item),
                     Some(Shape::FreeMap { header_names: true }) => {
                         base.retain(|k, _| !k.eq_ignore_ascii_case(&key));
                         None
@@ -165,9 +169,19 @@ enum Segment {
 
 fn resolve(
     words: &[&str],
+    shape: &'static Shape,
+) -> Result<(Vec<Segment>, &'static Shape), &'static str> {
+    let (mut segments, leaf) = walk(words, shape)?;
+    segments.insert(0, Segment::Key("yetibot".to_owned()));
+    Ok((segments, leaf))
+}
+
+/// The path `words` name below `shape`.
+fn walk(
+    words: &[&str],
     mut shape: &'static Shape,
 ) -> Result<(Vec<Segment>, &'static Shape), &'static str> {
-    let mut segments = vec![Segment::Key("yetibot".to_owned())];
+    let mut segments = Vec::new();
     let mut pos = 0;
     loop {
         let rest = &words[pos..];
@@ -217,6 +231,21 @@ fn resolve(
                 }
                 pos += 1;
                 shape = item;
+            }
+            Shape::Named(item) => {
+                if rest.is_empty() {
+                    return Err("names a whole map; add the entry's name and a setting");
+                }
+                // The shortest name after which the rest is a setting of the entry.
+                for n in 1..rest.len() {
+                    if let Ok((tail, leaf)) = walk(&rest[n..], item) {
+                        let name = rest[..n].join("-").to_ascii_lowercase();
+                        segments.push(Segment::Key(name));
+                        segments.extend(tail);
+                        return Ok((segments, leaf));
+                    }
+                }
+                return Err("needs an entry's name followed by one of its settings");
             }
             Shape::FreeMap { header_names } => {
                 if rest.is_empty() {

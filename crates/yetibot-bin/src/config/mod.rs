@@ -117,6 +117,8 @@ pub struct Config {
     pub release_feed: Option<yetibot_bot_core::ReleaseFeed>,
     /// Where the local web console listens (`:yetibot :web`), `None` when it is off.
     pub web: Option<std::net::SocketAddr>,
+    /// The chat platform connections (`:yetibot :adapters`), by name.
+    pub adapters: yetibot_chat_adapters::config::Adapters,
     /// How much the bot logs when `RUST_LOG` is not set (`:yetibot :log :level`, default
     /// `info`).
     pub log_level: crate::logging::Level,

@@ -25,6 +25,7 @@ struct Root {
 #[serde(default)]
 struct Yetibot {
     ai: Ai,
+    adapters: yetibot_chat_adapters::config::AdaptersConfig,
     admin: AdminConfig,
     xai: XaiConfig,
     imgflip: ImgflipConfig,
@@ -81,6 +82,7 @@ pub(super) fn validate(
     })?;
     let Yetibot {
         ai,
+        adapters,
         admin,
         xai,
         imgflip,
@@ -215,6 +217,15 @@ pub(super) fn validate(
         })
         .ok()
         .flatten();
+    let adapters = yetibot_chat_adapters::config::adapters(&adapters)
+        .map_err(|errors| {
+            problems.extend(
+                errors
+                    .iter()
+                    .map(|e| Problem::new(format!("yetibot.adapters.{}", e.path), e.reason)),
+            );
+        })
+        .ok();
     let log_level = match log.level.as_deref() {
         None => Some(crate::logging::Level::default()),
         Some(text) => crate::logging::Level::parse(text).or_else(|| {
@@ -240,6 +251,7 @@ pub(super) fn validate(
         Some(settings),
         Some(store),
         Some(log_level),
+        Some(adapters),
     ) = (
         providers,
         servers,
@@ -250,6 +262,7 @@ pub(super) fn validate(
         settings,
         store,
         log_level,
+        adapters,
     )
     else {
         return Err(problems);
@@ -263,6 +276,7 @@ pub(super) fn validate(
         xai_key.as_ref(),
         imgflip.as_ref(),
         &store,
+        &adapters,
     )
     .map_err(|_| {
         vec![Problem::new(
@@ -271,6 +285,12 @@ pub(super) fn validate(
         )]
     })?;
     let mut notes = notes;
+    for discord in &adapters.discord {
+        notes.push(format!(
+            "yetibot.adapters.{}: discord adapters are not supported by this build yet; the entry is ignored",
+            discord.connection
+        ));
+    }
     if secrets.ignored() > 0 {
         notes.push(format!(
             "{} configured credential value(s) are shorter than {} bytes and are not redacted from text",
@@ -293,6 +313,7 @@ pub(super) fn validate(
         history_enabled: history.disabled != Some(true),
         release_feed,
         web,
+        adapters,
         log_level,
         secrets,
         notes,
@@ -305,6 +326,7 @@ fn collect_secrets(
     xai_key: Option<&yetibot_redaction::Secret>,
     imgflip: Option<&(String, yetibot_redaction::Secret)>,
     store: &Backend,
+    adapters: &yetibot_chat_adapters::config::Adapters,
 ) -> yetibot_redaction::Result<Secrets> {
     let inline_keys = providers
         .providers()
@@ -323,7 +345,8 @@ fn collect_secrets(
             .chain(server_credentials)
             .chain(xai_key)
             .chain(imgflip.map(|(_, password)| password))
-            .chain(&database),
+            .chain(&database)
+            .chain(adapters.credentials()),
     )
 }
 

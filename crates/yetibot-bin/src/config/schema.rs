@@ -23,6 +23,10 @@ pub(crate) enum Shape {
     },
     /// A vector whose items all have one shape.
     List(&'static Shape),
+    /// A map from free-form names to sections of one shape (`:adapters {:myteam {...}}`).
+    /// In a variable the name is the shortest run of words after which the rest names a
+    /// field of the section (`ADAPTERS_MY_TEAM_APP_TOKEN` → `:my-team` `:app-token`).
+    Named(&'static Shape),
     /// A map from free-form names to strings (`:headers`, `:env`).
     FreeMap {
         /// Header names: environment underscores become dashes (`X_API_KEY` → `X-API-KEY`).
@@ -173,11 +177,24 @@ static AI: Shape = Shape::Section {
     ],
 };
 
+/// One chat platform connection of `:yetibot :adapters`, as upstream Yetibot names its keys.
+/// Closed, so that a mistyped key is caught; Discord's keys join these.
+static ADAPTER: Shape = Shape::Section {
+    open: false,
+    fields: &[
+        field("type", &STR),
+        field("token", &STR),
+        field("app-token", &STR),
+        field("api-url", &STR),
+    ],
+};
+
 /// `:yetibot`: open, because deployments carry settings of other features.
 pub(crate) static YETIBOT: Shape = Shape::Section {
     open: true,
     fields: &[
         field("ai", &AI),
+        field("adapters", &Shape::Named(&ADAPTER)),
         field(
             "admin",
             &Shape::Section {
@@ -339,6 +356,19 @@ pub(crate) fn check(value: &mut Value, shape: &Shape, path: &str, report: &mut R
                 }
             }
         }
+        (Shape::Named(item), Value::Object(map)) => {
+            let mut remove = Vec::new();
+            for (key, value) in map.iter_mut() {
+                if value.is_null() {
+                    remove.push(key.clone());
+                } else {
+                    check(value, item, &join(path, key), report);
+                }
+            }
+            for key in remove {
+                map.remove(&key);
+            }
+        }
         (Shape::FreeMap { .. }, Value::Object(map)) => {
             for (key, value) in map {
                 if !value.is_string() {
@@ -370,6 +400,7 @@ fn expected(shape: &Shape) -> &'static str {
     match shape {
         Shape::Section { .. } => "expected a map",
         Shape::List(_) => "expected a vector",
+        Shape::Named(_) => "expected a map of names to settings",
         Shape::FreeMap { .. } => "expected a map of names to strings",
         Shape::Str => "expected a string",
         Shape::Bool => "expected true or false",

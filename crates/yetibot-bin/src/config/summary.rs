@@ -199,6 +199,25 @@ fn write_summary(config: &Config, out: &mut String) -> std::fmt::Result {
         )?,
         None => writeln!(out, "Web console: off")?,
     }
+    if config.adapters.slack.is_empty() && config.adapters.discord.is_empty() {
+        writeln!(out, "Chat adapters: none besides the web console")?;
+    } else {
+        writeln!(out, "Chat adapters:")?;
+        for slack in &config.adapters.slack {
+            writeln!(
+                out,
+                "  - {} slack (Socket Mode) api {}; bot token {REDACTED}, app token {REDACTED}",
+                slack.connection, slack.api_url
+            )?;
+        }
+        for discord in &config.adapters.discord {
+            writeln!(
+                out,
+                "  - {} discord: not supported by this build yet",
+                discord.connection
+            )?;
+        }
+    }
     writeln!(
         out,
         "Release notes: bundled{}",

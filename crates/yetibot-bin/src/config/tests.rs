@@ -537,6 +537,16 @@ fn covers(
                 }
             }
         }
+        (Shape::Named(item), serde_json::Value::Object(map)) => {
+            // Each key of the entry type must appear in at least one entry.
+            let entries: Vec<serde_json::Value> = map.values().cloned().collect();
+            covers(
+                &serde_json::Value::Array(entries),
+                &Shape::List(item),
+                path,
+                missing,
+            );
+        }
         (Shape::List(item), serde_json::Value::Array(items)) => {
             // Each key of an item type must appear in at least one item.
             let mut per_item: Vec<Vec<String>> = Vec::new();
@@ -557,6 +567,114 @@ fn covers(
         }
         _ => {}
     }
+}
+
+// ----- Chat adapters -----
+
+#[test]
+fn slack_adapters_from_the_file_and_the_environment() {
+    let file = r#"{:yetibot {:adapters {:myteam {:type "slack" :token "xoxb-file-token"
+                                            :app-token "xapp-file-token"}}}}"#;
+    let config = ok(file, &[]);
+    let slack = &config.adapters.slack[0];
+    assert_eq!(slack.connection, "myteam");
+    assert_eq!(slack.api_url, "https://slack.com/api");
+    // The environment names an entry by the fewest words after which a setting follows,
+    // and overrides the file's field.
+    let config = ok(
+        file,
+        &[
+            ("YETIBOT_ADAPTERS_MYTEAM_APP_TOKEN", "xapp-env-token"),
+            ("YETIBOT_ADAPTERS_MY_TEAM_TYPE", "slack"),
+            ("YETIBOT_ADAPTERS_MY_TEAM_TOKEN", "xoxb-second-token"),
+            ("YETIBOT_ADAPTERS_MY_TEAM_APP_TOKEN", "xapp-second-token"),
+            (
+                "YETIBOT_ADAPTERS_MY_TEAM_API_URL",
+                "https://slack-gov.example/api/",
+            ),
+        ],
+    );
+    let names: Vec<&str> = config
+        .adapters
+        .slack
+        .iter()
+        .map(|s| s.connection.as_str())
+        .collect();
+    assert_eq!(names, ["my-team", "myteam"]);
+    assert_eq!(
+        config.adapters.slack[0].api_url,
+        "https://slack-gov.example/api"
+    );
+    assert_eq!(
+        config.adapters.slack[1].app_token.expose(),
+        "xapp-env-token"
+    );
+    // Every token joins the redaction set, and the summary shows none of them.
+    let text = summary(&config);
+    for token in [
+        "xoxb-file-token",
+        "xapp-env-token",
+        "xoxb-second-token",
+        "xapp-second-token",
+    ] {
+        assert!(config.secrets.contains_secret(token), "{token}");
+        assert!(!text.contains(token), "{text}");
+    }
+    assert!(text.contains("myteam slack (Socket Mode) api https://slack.com/api; bot token [redacted], app token [redacted]"), "{text}");
+}
+
+#[test]
+fn adapter_problems_name_the_path_and_never_the_value() {
+    err(
+        r#"{:yetibot {:adapters {:a {:type "irc" :token "SECRET-1"}
+                                 :b {:type "slack" :token "xoxp-SECRET-2" :app-tokn "x"}
+                                 :c {:type "slack" :token "xoxb-x" :app-token "xapp-y"
+                                     :api-url "http://slack.example/api"}}}}"#,
+        &[],
+        &["yetibot.adapters.b.app-tokn: is not a known setting"],
+    );
+    err(
+        r#"{:yetibot {:adapters {:a {:type "irc" :token "SECRET-1"}
+                                 :b {:type "slack" :token "xoxp-SECRET-2"}
+                                 :c {:type "slack" :token "xoxb-x" :app-token "xapp-y"
+                                     :api-url "http://slack.example/api"}}}}"#,
+        &[],
+        &[
+            "yetibot.adapters.a.type: must be \"slack\" or \"discord\"",
+            "yetibot.adapters.b.token: must be a bot token (it starts with xoxb-)",
+            "yetibot.adapters.b.app-token: is required",
+            "yetibot.adapters.c.api-url: must use https (plain http only for a loopback host, as in tests)",
+        ],
+    );
+    err(
+        "",
+        &[("YETIBOT_ADAPTERS_MYTEAM", "slack")],
+        &[
+            "environment YETIBOT_ADAPTERS_MYTEAM: needs an entry's name followed by one of its settings",
+        ],
+    );
+    err(
+        r#"{:yetibot {:adapters {:a "slack"}}}"#,
+        &[],
+        &["yetibot.adapters.a: expected a map"],
+    );
+}
+
+#[test]
+fn a_discord_entry_is_accepted_and_noted() {
+    let config = ok(
+        r#"{:yetibot {:adapters {:guild {:type "discord" :token "discord-bot-token-123"}}}}"#,
+        &[],
+    );
+    assert!(config.adapters.slack.is_empty());
+    assert!(config.secrets.contains_secret("discord-bot-token-123"));
+    assert!(
+        config.notes.iter().any(|n| n.contains(
+            "yetibot.adapters.guild: discord adapters are not supported by this build yet"
+        )),
+        "{:?}",
+        config.notes
+    );
 }
 
 // ----- Providers -----
@@ -1117,14 +1235,14 @@ fn every_problem_is_listed_at_once() {
 #[test]
 fn unknown_sections_outside_ai_are_ignored_with_a_note() {
     let config = ok(
-        r#"{:yetibot {:adapters {:myteam {:type "slack"}} :ai {}} :other 1}"#,
+        r#"{:yetibot {:twitter {:consumer {:key "k"}} :ai {}} :other 1}"#,
         &[("YETIBOT_METRICS_PORT", "9090")],
     );
     assert!(
         config
             .notes
             .iter()
-            .any(|n| n == "yetibot.adapters: not used by this build, ignored")
+            .any(|n| n == "yetibot.twitter: not used by this build, ignored")
     );
     assert!(
         config

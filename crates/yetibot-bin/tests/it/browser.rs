@@ -169,11 +169,43 @@ impl Browser {
             .await;
     }
 
-    async fn close(mut self) {
-        let path = format!("/session/{}", self.session);
-        let _ = call(self.addr, "DELETE", &path, None).await;
+    /// Ends the session and stops chromedriver (off the async runtime, as `Drop` blocks).
+    async fn close(self) {
+        let _ = tokio::task::spawn_blocking(move || drop(self)).await;
+    }
+}
+
+impl Drop for Browser {
+    /// chromedriver and the browser it started must not outlive a failed test: the session
+    /// is ended (which closes Chromium) with a plain blocking request, then chromedriver
+    /// stops.
+    fn drop(&mut self) {
+        use std::io::{Read, Write};
+        if let Ok(mut stream) = std::net::TcpStream::connect(self.addr) {
+            let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+            let request = format!(
+                "DELETE /session/{} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+                self.session, self.addr
+            );
+            if stream.write_all(request.as_bytes()).is_ok() {
+                let mut reply = [0u8; 1024];
+                let _ = stream.read(&mut reply);
+            }
+        }
         let _ = self.driver.kill();
         let _ = self.driver.wait();
+    }
+}
+
+/// The bot process, killed if a test fails before stopping it.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
     }
 }
 
@@ -188,13 +220,13 @@ async fn call(addr: SocketAddr, method: &str, path: &str, body: Option<Value>) -
 }
 
 /// The bot with its console on a free port; the console URL it printed.
-fn bot(dir: &Workdir, edn: &str) -> (Child, String) {
+fn bot(dir: &std::path::Path, edn: &str) -> (Child, String) {
     use std::io::{BufRead, BufReader};
-    let file = dir.path.join("config.edn");
+    let file = dir.join("config.edn");
     std::fs::write(&file, edn).expect("write config");
     let mut child = Command::new(env!("CARGO_BIN_EXE_yetibot"))
         .env_clear()
-        .current_dir(&dir.path)
+        .current_dir(dir)
         .env("CONFIG_PATH", &file)
         .env("YETIBOT_WEB_PORT", "0")
         .stdout(Stdio::piped())
@@ -239,9 +271,12 @@ async fn the_page_runs_commands_streams_ai_progress_and_keeps_history_across_a_r
         r#"{{:yetibot {{:ai {{:providers [{{:name "local" :url "{}" :model "m1"}}]}}}}}}"#,
         fixture.url("/v1")
     );
-    let (mut yetibot, url) = tokio::task::spawn_blocking(move || bot(&dir, &edn))
+    // The directory outlives the bot: its history store is in there.
+    let path = dir.path.clone();
+    let (child, url) = tokio::task::spawn_blocking(move || bot(&path, &edn))
         .await
         .expect("the bot starts");
+    let mut yetibot = Running(child);
     let browser = Browser::start().await;
 
     // The token URL sets the cookie and leaves the address bar clean.
@@ -336,11 +371,42 @@ async fn the_page_runs_commands_streams_ai_progress_and_keeps_history_across_a_r
     assert!(kept.contains(&"!list hi | count"), "{kept:?}");
     assert!(kept.contains(&"1"), "{kept:?}");
     assert!(kept.iter().any(|t| t.contains("Two facts")), "{kept:?}");
+
+    // Editing the command re-runs it, and its answer is replaced in place.
+    browser
+        .click("return [...document.querySelectorAll('.message.user')].find(m => m.textContent.includes('!list hi | count')).querySelector('.links button:last-child')")
+        .await;
+    let editor = browser.element(".edit-box").await;
+    browser
+        .command("POST", &format!("element/{editor}/clear"), json!({}))
+        .await;
+    browser
+        .command(
+            "POST",
+            &format!("element/{editor}/value"),
+            json!({"text": format!("!list a b | count{ENTER}")}),
+        )
+        .await;
+    browser
+        .until("[...document.querySelectorAll('.message.answer .body')].some(b => b.textContent === '2')")
+        .await;
+    let counts = browser
+        .script("return [...document.querySelectorAll('.message.answer .body')].filter(b => b.textContent === '1' || b.textContent === '2').map(b => b.textContent)")
+        .await;
+    assert_eq!(
+        counts,
+        json!(["2"]),
+        "the old answer was replaced, not kept"
+    );
+    let edited = browser
+        .script("return [...document.querySelectorAll('.message.user')].some(m => m.textContent.includes('!list a b | count') && m.textContent.includes('(edited)'))")
+        .await;
+    assert_eq!(edited, true);
     browser.close().await;
     let _ = Command::new("kill")
-        .args(["-TERM", &yetibot.id().to_string()])
+        .args(["-TERM", &yetibot.0.id().to_string()])
         .status();
-    let exit = tokio::task::spawn_blocking(move || yetibot.wait())
+    let exit = tokio::task::spawn_blocking(move || yetibot.0.wait())
         .await
         .expect("wait")
         .expect("exit");

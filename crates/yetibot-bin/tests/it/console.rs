@@ -123,10 +123,20 @@ impl Console {
 
     fn wait(&mut self) -> (Option<i32>, Vec<String>) {
         let exit = self.child.wait().expect("wait");
-        for reader in self.readers.drain(..) {
+        for reader in std::mem::take(&mut self.readers) {
             reader.join().expect("reader");
         }
         (exit.code(), self.stderr.try_iter().collect())
+    }
+}
+
+impl Drop for Console {
+    /// A test that fails before stopping the bot must not leave it running.
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }
 

@@ -9,6 +9,7 @@ mod discovery;
 mod doctor;
 mod logging;
 mod run;
+mod slack;
 mod zen;
 
 use std::io::{BufRead, BufReader};
@@ -106,8 +107,18 @@ fn write_config(name: &str, edn: &str) -> (PathBuf, String) {
 struct Bot {
     child: std::process::Child,
     lines: mpsc::Receiver<String>,
-    reader: std::thread::JoinHandle<()>,
+    reader: Option<std::thread::JoinHandle<()>>,
     _dir: Workdir,
+}
+
+impl Drop for Bot {
+    /// A test that fails before stopping the bot must not leave it running.
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
 }
 
 impl Bot {
@@ -137,7 +148,7 @@ impl Bot {
         Self {
             child,
             lines,
-            reader,
+            reader: Some(reader),
             _dir: dir,
         }
     }
@@ -162,7 +173,9 @@ impl Bot {
             .expect("kill runs");
         assert!(status.success());
         let exit = self.child.wait().expect("wait");
-        self.reader.join().expect("reader");
+        if let Some(reader) = self.reader.take() {
+            reader.join().expect("reader");
+        }
         (exit.code(), self.lines.try_iter().collect())
     }
 }

@@ -40,46 +40,37 @@
     return /^https?:\/\//i.test(url) ? url : null;
   }
 
-  const INLINE = [
-    { re: /`([^`]+)`/, make: (m) => el("code", { text: m[1] }) },
-    { re: /\*\*([^*]+)\*\*/, make: (m) => el("strong", {}, inline(m[1])) },
-    { re: /__([^_]+)__/, make: (m) => el("strong", {}, inline(m[1])) },
-    { re: /~~([^~]+)~~/, make: (m) => el("del", {}, inline(m[1])) },
-    { re: /\*([^*\s][^*]*)\*/, make: (m) => el("em", {}, inline(m[1])) },
-    { re: /(?:^|(?<=\W))_([^_\s][^_]*)_(?=\W|$)/, make: (m) => el("em", {}, inline(m[1])) },
-    {
-      re: /\[([^\]]+)\]\(([^)\s]+)\)/,
-      make: (m) => {
-        const href = safeUrl(m[2]);
-        return href
-          ? el("a", { href, rel: "noopener noreferrer", target: "_blank" }, inline(m[1]))
-          : document.createTextNode(m[0]);
-      },
-    },
-    {
-      re: /<?(https?:\/\/[^\s<>]+[^\s<>.,;:!?)\]'"])>?/,
-      make: (m) => el("a", { href: m[1], rel: "noopener noreferrer", target: "_blank", text: m[1] }),
-    },
-  ];
+  // One pass over the text: the earliest match of any rule wins, then the scan goes on
+  // after it. Every repetition is bounded, so no input makes a rule backtrack far.
+  const INLINE = /`([^`\n]{1,500})`|\*\*([^*\n]{1,500})\*\*|__([^_\n]{1,500})__|~~([^~\n]{1,500})~~|\*([^*\s][^*\n]{0,500})\*|(?<![\w])_([^_\s][^_\n]{0,500})_(?![\w])|\[([^\]\n]{1,500})\]\(([^)\s]{1,512})\)|<?(https?:\/\/[^\s<>]{0,2048}[^\s<>.,;:!?)\]'"])>?/g;
 
-  // Inline Markdown: the earliest match of any rule wins, then the rest of the text.
   function inline(text) {
     const out = [];
-    let rest = text;
-    while (rest.length > 0) {
-      let best = null;
-      for (const rule of INLINE) {
-        const m = rule.re.exec(rest);
-        if (m && (best === null || m.index < best.m.index)) best = { m, rule };
+    const re = new RegExp(INLINE.source, "g");
+    let at = 0;
+    let m;
+    while ((m = re.exec(text)) !== null) {
+      if (m.index > at) out.push(document.createTextNode(text.slice(at, m.index)));
+      at = m.index + m[0].length;
+      if (m[1] !== undefined) out.push(el("code", { text: m[1] }));
+      else if (m[2] !== undefined) out.push(el("strong", {}, inline(m[2])));
+      else if (m[3] !== undefined) out.push(el("strong", {}, inline(m[3])));
+      else if (m[4] !== undefined) out.push(el("del", {}, inline(m[4])));
+      else if (m[5] !== undefined) out.push(el("em", {}, inline(m[5])));
+      else if (m[6] !== undefined) out.push(el("em", {}, inline(m[6])));
+      else if (m[7] !== undefined) {
+        const href = safeUrl(m[8]);
+        out.push(
+          href
+            ? el("a", { href, rel: "noopener noreferrer", target: "_blank" }, inline(m[7]))
+            : document.createTextNode(m[0])
+        );
+      } else if (m[9] !== undefined) {
+        out.push(el("a", { href: m[9], rel: "noopener noreferrer", target: "_blank", text: m[9] }));
       }
-      if (best === null) {
-        out.push(document.createTextNode(rest));
-        break;
-      }
-      if (best.m.index > 0) out.push(document.createTextNode(rest.slice(0, best.m.index)));
-      out.push(best.rule.make(best.m));
-      rest = rest.slice(best.m.index + best.m[0].length);
+      if (m[0].length === 0) re.lastIndex += 1;
     }
+    if (at < text.length) out.push(document.createTextNode(text.slice(at)));
     return out;
   }
 
@@ -90,9 +81,20 @@
     return row.split(/(?<!\\)\|/).map((cell) => cell.trim().replace(/\\\|/g, "|"));
   }
 
-  const TABLE_RULE = /^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$/;
+  // A table's separator row, checked cell by cell (a single pattern would backtrack).
+  function isTableRule(line) {
+    let row = line.trim();
+    if (!row.includes("-")) return false;
+    if (row.startsWith("|")) row = row.slice(1);
+    if (row.endsWith("|")) row = row.slice(0, -1);
+    return row.split("|").every((cell) => /^:?-{2,}:?$/.test(cell.trim()));
+  }
+
+  // Longer texts are shown as they are: Markdown is for answers, not for whole files.
+  const MAX_MARKDOWN_CHARS = 20000;
 
   function markdown(text) {
+    if (text.length > MAX_MARKDOWN_CHARS) return [el("pre", { class: "plain", text })];
     const lines = text.replace(/\r\n?/g, "\n").split("\n");
     const blocks = [];
     let paragraph = [];
@@ -124,7 +126,7 @@
         blocks.push(el("h" + level, {}, inline(heading[2])));
         continue;
       }
-      if (line.includes("|") && i + 1 < lines.length && TABLE_RULE.test(lines[i + 1])) {
+      if (line.includes("|") && i + 1 < lines.length && isTableRule(lines[i + 1])) {
         flush();
         const head = splitRow(line);
         const rows = [];
@@ -170,6 +172,19 @@
 
   function isMedia(url) {
     return /\.(mp4|webm|mov)(\?|#|$)/i.test(url) ? "video" : "image";
+  }
+
+  // Rendered messages by where they are shown and their ID, reused while nothing about the
+  // message changed, so that an update redraws one message rather than all of them.
+  const rendered = new Map();
+
+  function shown(where, m) {
+    const key = [m.revision, m.replies, (m.reactions || []).join(","), state.operator && state.operator.id].join("|");
+    const cached = rendered.get(where + ":" + m.id);
+    if (cached && cached.key === key) return cached.node;
+    const node = renderMessage(m);
+    rendered.set(where + ":" + m.id, { key, node });
+    return node;
   }
 
   function renderMessage(m) {
@@ -245,6 +260,13 @@
   }
 
   function render() {
+    // An open edit box would be lost by a redraw: draw once it closes.
+    const editing = document.activeElement && document.activeElement.classList.contains("edit-box");
+    if (editing) {
+      state.redraw = true;
+      return;
+    }
+    state.redraw = false;
     const rooms = $("rooms");
     rooms.replaceChildren(
       ...state.rooms.map((name) =>
@@ -262,14 +284,14 @@
     const all = [...state.messages.values()];
     const main = $("messages");
     const stick = main.scrollHeight - main.scrollTop - main.clientHeight < 40;
-    main.replaceChildren(...all.filter((m) => !m.thread).map(renderMessage));
+    main.replaceChildren(...all.filter((m) => !m.thread).map((m) => shown("main", m)));
     if (stick) main.scrollTop = main.scrollHeight;
     const panel = $("thread");
     if (state.thread && state.messages.has(state.thread)) {
       panel.hidden = false;
       const list = $("thread-messages");
       list.replaceChildren(
-        ...[state.messages.get(state.thread), ...all.filter((m) => m.thread === state.thread)].map(renderMessage)
+        ...[state.messages.get(state.thread), ...all.filter((m) => m.thread === state.thread)].map((m) => shown("thread", m))
       );
       list.scrollTop = list.scrollHeight;
     } else {
@@ -301,6 +323,7 @@
     state.operator = snapshot.operator;
     state.seq = snapshot.seq;
     state.messages = new Map(snapshot.messages.map((m) => [m.id, m]));
+    rendered.clear();
     render();
     listen();
   }
@@ -312,6 +335,8 @@
       if (update.message.room === state.room) state.messages.set(update.message.id, update.message);
     } else if (update.type === "deleted") {
       state.messages.delete(update.id);
+      rendered.delete("main:" + update.id);
+      rendered.delete("thread:" + update.id);
     }
   }
 
@@ -366,15 +391,21 @@
   function startEdit(target, m) {
     const box = el("textarea", { class: "edit-box", rows: 2, "aria-label": "Edit the message" });
     box.value = m.text;
+    box.addEventListener("blur", () => {
+      if (state.redraw) setTimeout(render, 0);
+    });
     box.addEventListener("keydown", async (event) => {
       if (event.key === "Enter" && !event.shiftKey) {
         event.preventDefault();
         try {
           await api("POST", "/api/messages/" + encodeURIComponent(m.id) + "/edit", { text: box.value });
+          box.remove();
+          render();
         } catch (e) {
           showError(e.message);
         }
       } else if (event.key === "Escape") {
+        box.remove();
         render();
       }
     });

@@ -1,0 +1,137 @@
+//! One outgoing message as Slack messages: the text in Slack's markup, split into sections
+//! Slack shows whole, the caption as a context block and the buttons as an actions block
+//! under the last one, and a long answer's file.
+
+use serde_json::{Value, json};
+
+use super::inbound::ACTION_PREFIX;
+use super::mrkdwn::{escape, to_mrkdwn};
+use super::split::split;
+use crate::fit::{ANSWER_FILE, excerpt, is_media_url};
+use crate::reply::{Attachment, Outgoing};
+
+/// The most characters of a section block Slack shows without shortening it.
+pub const SECTION_UNITS: usize = 3_000;
+/// The most Slack messages one outgoing message is split into; a longer one (after the
+/// conversion to Slack's markup grew it) is posted as an excerpt and `answer.md`.
+pub const MAX_PIECES: usize = 8;
+
+/// Slack messages (without channel or thread) and the file to upload after them.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Rendered {
+    pub(crate) payloads: Vec<Value>,
+    pub(crate) file: Option<Attachment>,
+}
+
+/// Renders `message`.
+pub(crate) fn render(message: &Outgoing) -> Rendered {
+    let mut text = to_mrkdwn(&message.text);
+    if let Some(media) = message.media.as_deref().filter(|m| is_media_url(m)) {
+        // Slack shows a linked image or video as a preview under the message.
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push('<');
+        text.push_str(&escape(media));
+        text.push('>');
+    }
+    let mut pieces = split(&text, SECTION_UNITS);
+    let mut file = message.attachment.clone();
+    if pieces.len() > MAX_PIECES && file.is_none() {
+        pieces = split(
+            &to_mrkdwn(&excerpt(&message.text, SECTION_UNITS * 2)),
+            SECTION_UNITS,
+        );
+        file = Some(Attachment {
+            name: ANSWER_FILE.to_owned(),
+            media_type: "text/markdown; charset=utf-8",
+            content: message.text.clone(),
+        });
+    }
+    if pieces.is_empty() && (message.caption.is_some() || !message.buttons.is_empty()) {
+        pieces.push(String::new());
+    }
+    let count = pieces.len();
+    let payloads = pieces
+        .into_iter()
+        .enumerate()
+        .map(|(i, piece)| payload(message, piece, i + 1 == count))
+        .collect();
+    Rendered { payloads, file }
+}
+
+fn payload(message: &Outgoing, piece: String, last: bool) -> Value {
+    let mut blocks = Vec::new();
+    if !piece.is_empty() {
+        blocks.push(json!({"type": "section", "text": {"type": "mrkdwn", "text": piece}}));
+    }
+    if last {
+        if let Some(caption) = &message.caption {
+            let caption: String = caption.chars().take(2_000).collect();
+            blocks.push(json!({"type": "context",
+                "elements": [{"type": "mrkdwn", "text": escape(&caption)}]}));
+        }
+        if !message.buttons.is_empty() {
+            let elements: Vec<Value> = message
+                .buttons
+                .iter()
+                .take(25)
+                .map(|button| {
+                    json!({"type": "button",
+                        "text": {"type": "plain_text", "text": button.label()},
+                        "action_id": format!("{ACTION_PREFIX}{}", button.action.as_str()),
+                        "value": button.token})
+                })
+                .collect();
+            blocks.push(json!({"type": "actions", "elements": elements}));
+        }
+    }
+    // The text is what notifications and clients without blocks show.
+    let fallback = if piece.is_empty() {
+        message.caption.as_deref().map(escape).unwrap_or_default()
+    } else {
+        piece
+    };
+    json!({"text": fallback, "blocks": blocks})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Action;
+    use crate::reply::{Button, Role};
+
+    #[test]
+    fn caption_and_buttons_go_under_the_last_piece() {
+        let mut message = Outgoing::text(
+            Role::Answer,
+            format!(
+                "**hi** <!channel>\n\n{}",
+                "word word word word\n".repeat(175)
+            ),
+        );
+        message.caption = Some("m1 · 1 s · cost n/a".into());
+        message.buttons = vec![Button {
+            action: Action::Help,
+            token: "t1".into(),
+        }];
+        let rendered = render(&message);
+        assert_eq!(rendered.payloads.len(), 2);
+        let first = rendered.payloads[0].to_string();
+        assert!(first.contains("*hi* &lt;!channel&gt;"), "{first}");
+        assert!(!first.contains("context") && !first.contains("actions"));
+        let last = &rendered.payloads[1]["blocks"];
+        assert_eq!(last[1]["type"], "context");
+        assert_eq!(last[1]["elements"][0]["text"], "m1 · 1 s · cost n/a");
+        assert_eq!(last[2]["elements"][0]["action_id"], "yetibot-help");
+        assert_eq!(last[2]["elements"][0]["value"], "t1");
+    }
+
+    #[test]
+    fn too_many_pieces_become_an_excerpt_and_the_file() {
+        let text = "| a | b |\n|---|---|\n".to_owned() + &"| x | y |\n".repeat(6_000);
+        let rendered = render(&Outgoing::text(Role::Answer, text.clone()));
+        assert!(rendered.payloads.len() <= 2);
+        assert_eq!(rendered.file.map(|f| f.content), Some(text));
+    }
+}

@@ -1,0 +1,168 @@
+//! The running bot on Slack: the real binary connected to the fake Slack on loopback and a
+//! scripted provider. A prompt answered in its thread with a caption, a redelivered envelope
+//! that costs one provider request, and a thread whose history cannot be read completely,
+//! which fails before any provider request.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use provider_fixture::{Fixture, Reply, script};
+use serde_json::{Value, json};
+use slack_fixture::{Call, FakeSlack, Thread};
+
+use crate::Workdir;
+
+const BOT_TOKEN: &str = "xoxb-e2e-bot-token-0123456789";
+const APP_TOKEN: &str = "xapp-e2e-app-token-0123456789";
+
+struct Bot {
+    child: Child,
+    stderr: std::thread::JoinHandle<Vec<String>>,
+}
+
+impl Bot {
+    fn start(dir: &Workdir, edn: &str) -> Self {
+        let file = dir.path.join("config.edn");
+        std::fs::write(&file, edn).expect("write config");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_yetibot"))
+            .env_clear()
+            .current_dir(&dir.path)
+            .env("CONFIG_PATH", &file)
+            .env("YETIBOT_ADAPTERS_MYTEAM_TOKEN", BOT_TOKEN)
+            .env("YETIBOT_ADAPTERS_MYTEAM_APP_TOKEN", APP_TOKEN)
+            .env("RUST_LOG", "debug")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let stderr = child.stderr.take().expect("stderr");
+        let stderr = std::thread::spawn(move || {
+            BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+                .collect()
+        });
+        Self { child, stderr }
+    }
+
+    fn stop(mut self) -> (Option<i32>, Vec<String>) {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+        let exit = self.child.wait().expect("wait");
+        (exit.code(), self.stderr.join().expect("stderr reader"))
+    }
+}
+
+/// Waits for a `chat.postMessage` whose text contains `needle`.
+async fn posted(slack: &FakeSlack, needle: &str) -> Call {
+    let find = async {
+        let mut n = 1;
+        loop {
+            let calls = slack.wait_calls("chat.postMessage", n).await;
+            if let Some(call) = calls
+                .iter()
+                .find(|c| c.body["text"].as_str().is_some_and(|t| t.contains(needle)))
+            {
+                return call.clone();
+            }
+            n = calls.len() + 1;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), find)
+        .await
+        .unwrap_or_else(|_| {
+            panic!(
+                "no message with {needle:?}: {:#?}",
+                slack.calls("chat.postMessage")
+            )
+        })
+}
+
+fn message(text: &str, ts: &str, thread: Option<&str>) -> Value {
+    let mut event =
+        json!({"type": "message", "channel": "C1", "user": "U1", "text": text, "ts": ts});
+    if let Some(thread) = thread {
+        event["thread_ts"] = json!(thread);
+    }
+    event
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bot_answers_on_slack_once_per_event_and_never_with_a_partial_thread() {
+    let provider = Fixture::start().await.expect("provider");
+    provider.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion("The **answer** <!channel>")),
+    );
+    let slack = FakeSlack::start().await;
+    slack.set_channel("C1", json!({"id": "C1", "name": "general"}));
+    slack.set_user("U1", json!({"id": "U1", "name": "ada", "real_name": "Ada"}));
+    let edn = format!(
+        r#"{{:yetibot {{:web {{:enabled false}}
+                     :ai {{:providers [{{:name "local" :url "{}" :model "m1"}}]}}
+                     :adapters {{:myteam {{:type "slack" :api-url "{}"}}}}}}}}"#,
+        provider.url("/v1"),
+        slack.api_url()
+    );
+    let dir = Workdir::new();
+    let bot = Bot::start(&dir, &edn);
+    tokio::time::timeout(Duration::from_secs(60), slack.wait_connections(1))
+        .await
+        .expect("the bot opens a Socket Mode connection");
+
+    // The same event twice (a redelivery): one provider request, one answer.
+    let first = slack.send_event("Ev1", message("!ai hello", "1700000000.000100", None));
+    let again = slack.send_event("Ev1", message("!ai hello", "1700000000.000100", None));
+    let answer = posted(&slack, "The *answer* &lt;!channel&gt;").await;
+    assert_eq!(answer.body["thread_ts"], "1700000000.000100");
+    assert_eq!(answer.body["channel"], "C1");
+    let caption = answer.body["blocks"]
+        .as_array()
+        .and_then(|blocks| blocks.iter().find(|b| b["type"] == "context"))
+        .map(|b| b["elements"][0]["text"].to_string())
+        .unwrap_or_default();
+    assert!(caption.contains("m1"), "{caption}");
+    let acks = [slack.next_ack().await, slack.next_ack().await];
+    assert!(acks.contains(&first) && acks.contains(&again), "{acks:?}");
+    // The status card went first and is removed after the answer.
+    let card = posted(&slack, "Working…").await;
+    assert_eq!(card.body["thread_ts"], "1700000000.000100");
+    slack.wait_calls("chat.delete", 1).await;
+
+    // A prompt in a thread whose second page fails: an error, and no provider request.
+    slack.set_thread("1700000100.000000", Thread {
+        pages: vec![
+            vec![json!({"type": "message", "ts": "1700000100.000000", "user": "U1", "text": "!ai start"})],
+            vec![json!({"type": "message", "ts": "1700000101.000000", "user": "U1", "text": "more"})],
+        ],
+        failing_page: Some(1),
+        ..Thread::default()
+    });
+    slack.send_event(
+        "Ev2",
+        message(
+            "!ai and now?",
+            "1700000102.000000",
+            Some("1700000100.000000"),
+        ),
+    );
+    let error = posted(&slack, "could not be read completely").await;
+    assert_eq!(error.body["thread_ts"], "1700000100.000000");
+    assert_eq!(slack.calls("conversations.replies").len(), 2);
+    assert_eq!(
+        provider.count("/v1/chat/completions"),
+        1,
+        "one paid call in all"
+    );
+
+    let (code, lines) = bot.stop();
+    assert_eq!(code, Some(0), "{lines:#?}");
+    let log = lines.join("\n");
+    for secret in [BOT_TOKEN, APP_TOKEN, "!ai hello", "The **answer**"] {
+        assert!(!log.contains(secret), "{secret:?} reached the log");
+    }
+}
