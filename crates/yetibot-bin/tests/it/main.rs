@@ -33,12 +33,24 @@ fn example_config() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/config.example.edn")
 }
 
-/// The example configuration without its PostgreSQL URL (which names no real server), in
-/// `dir`, so that the bot keeps its history in the SQLite file there.
+/// The example configuration without its PostgreSQL URL and its chat adapters (which name
+/// no real server or workspace), in `dir`, so that the bot keeps its history in the SQLite
+/// file there and serves only its console.
 fn example_without_database(dir: &Workdir) -> PathBuf {
     let text = std::fs::read_to_string(example_config()).expect("example");
+    let mut in_adapters = false;
     let kept: String = text
         .lines()
+        .filter(|line| {
+            if line.trim_start().starts_with(":adapters {") {
+                in_adapters = true;
+            }
+            let skip = in_adapters;
+            if in_adapters && line.trim_end().ends_with("}}") {
+                in_adapters = false;
+            }
+            !skip
+        })
         .filter(|line| !line.contains(":url \"postgresql://"))
         .map(|line| line.replace(":table {:prefix", ":db {:table {:prefix"))
         .collect::<Vec<_>>()
