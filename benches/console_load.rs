@@ -7,11 +7,11 @@
 //! cargo run --release -p benches --bin console_load -- target/release/yetibot
 //! ```
 //!
-//! Options (defaults in brackets): `--rooms N` [8, at most 16: one event stream per room],
-//! `--per-room N` [25], `--delay-ms N` [20, the fixture's pause before each answer],
-//! `--starts N` [5, start-to-ready samples], `--post-connections N` [48: how many prompt
-//! POSTs may have their connection open at once, below the console's bound of 64 open
-//! connections minus the event streams; 0 opens all of them at once].
+//! Options (defaults in parentheses): `--rooms N` (8, at most 16: one event stream per
+//! room), `--per-room N` (25), `--delay-ms N` (20, the fixture's pause before each answer),
+//! `--starts N` (5, start-to-ready samples), `--post-connections N` (48: how many prompt
+//! POSTs may have their connection open at once; the console allows 256 open connections;
+//! 0 opens all of them at once).
 //!
 //! What it does:
 //!

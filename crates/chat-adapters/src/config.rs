@@ -37,6 +37,26 @@ pub struct AdapterConfig {
     /// The Slack Web API base URL, for government and enterprise hosts (default
     /// [`DEFAULT_SLACK_API_URL`]).
     pub api_url: Option<String>,
+    /// Discord: a twilight-http-proxy compatible proxy, `host:port` over plain HTTP, which
+    /// holds the one REST rate limiter for every process that uses it.
+    pub http_proxy: Option<String>,
+    /// Discord: the gateway URL (`wss://…`, or `ws://…` on a loopback host), for a
+    /// gateway proxy.
+    pub gateway_url: Option<String>,
+    /// Discord: the shards this process runs, to split one bot over several processes.
+    pub shards: Option<ShardsConfig>,
+}
+
+/// `:shards {:first 0 :last 7 :total 16}` of a Discord entry.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct ShardsConfig {
+    /// The first shard this process runs.
+    pub first: Option<i64>,
+    /// The last shard this process runs (inclusive).
+    pub last: Option<i64>,
+    /// The shard count of the whole bot, the same in every process.
+    pub total: Option<i64>,
 }
 
 /// `:yetibot :adapters`: entries by connection name.
@@ -60,17 +80,24 @@ pub struct SlackSettings {
 pub struct Adapters {
     /// Slack connections, by name.
     pub slack: Vec<SlackSettings>,
-    /// Discord entries: accepted, but not run by this build yet.
+    /// Discord connections, by name.
     pub discord: Vec<DiscordSettings>,
 }
 
-/// One Discord entry, as far as this build reads it.
+/// One validated Discord connection.
 #[derive(Debug, Clone)]
 pub struct DiscordSettings {
-    /// The connection name.
+    /// The connection name, which history stores as `:name`.
     pub connection: String,
-    /// The bot token, when given (redacted from every output even though unused).
-    pub token: Option<Secret>,
+    /// The bot token (without the `Bot ` prefix).
+    pub token: Secret,
+    /// The REST proxy, `host:port`.
+    pub http_proxy: Option<String>,
+    /// The gateway URL.
+    pub gateway_url: Option<String>,
+    /// `(first, last, total)` shards this process runs; `None` runs Discord's recommended
+    /// count, all of it.
+    pub shards: Option<(u32, u32, u32)>,
 }
 
 impl Adapters {
@@ -79,7 +106,7 @@ impl Adapters {
         self.slack
             .iter()
             .flat_map(|s| [&s.bot_token, &s.app_token])
-            .chain(self.discord.iter().filter_map(|d| d.token.as_ref()))
+            .chain(self.discord.iter().map(|d| &d.token))
     }
 }
 
@@ -120,6 +147,15 @@ pub fn adapters(config: &AdaptersConfig) -> Result<Adapters, Vec<AdapterConfigEr
         match entry.kind.as_deref().map(str::trim) {
             None => problem("type", "is required: \"slack\" or \"discord\""),
             Some("slack") => {
+                for (set, field) in [
+                    (entry.http_proxy.is_some(), "http-proxy"),
+                    (entry.gateway_url.is_some(), "gateway-url"),
+                    (entry.shards.is_some(), "shards"),
+                ] {
+                    if set {
+                        problem(field, "is a Discord setting");
+                    }
+                }
                 let bot_token = token(entry.token.as_ref(), "xoxb-")
                     .map_err(|reason| problem("token", reason))
                     .ok();
@@ -147,10 +183,41 @@ pub fn adapters(config: &AdaptersConfig) -> Result<Adapters, Vec<AdapterConfigEr
                 if entry.api_url.is_some() {
                     problem("api-url", "is a Slack setting");
                 }
-                out.discord.push(DiscordSettings {
-                    connection: name.clone(),
-                    token: entry.token.clone(),
-                });
+                let token = discord_token(entry.token.as_ref())
+                    .map_err(|reason| problem("token", reason))
+                    .ok();
+                let http_proxy = entry
+                    .http_proxy
+                    .as_deref()
+                    .map(http_proxy)
+                    .transpose()
+                    .map_err(|reason| problem("http-proxy", reason))
+                    .ok();
+                let gateway_url = entry
+                    .gateway_url
+                    .as_deref()
+                    .map(gateway_url)
+                    .transpose()
+                    .map_err(|reason| problem("gateway-url", reason))
+                    .ok();
+                let shards = entry
+                    .shards
+                    .as_ref()
+                    .map(shards)
+                    .transpose()
+                    .map_err(|reason| problem("shards", reason))
+                    .ok();
+                if let (Some(token), Some(http_proxy), Some(gateway_url), Some(shards)) =
+                    (token, http_proxy, gateway_url, shards)
+                {
+                    out.discord.push(DiscordSettings {
+                        connection: name.clone(),
+                        token,
+                        http_proxy,
+                        gateway_url,
+                        shards,
+                    });
+                }
             }
             Some(_) => problem("type", "must be \"slack\" or \"discord\""),
         }
@@ -197,6 +264,90 @@ fn token(value: Option<&Secret>, prefix: &str) -> Result<Secret, &'static str> {
         });
     }
     Ok(value.clone())
+}
+
+/// A Discord bot token: printable ASCII without whitespace, without a `Bot ` prefix.
+fn discord_token(value: Option<&Secret>) -> Result<Secret, &'static str> {
+    let Some(value) = value else {
+        return Err("is required");
+    };
+    let text = value.expose();
+    if text.trim().is_empty() {
+        return Err("must not be blank");
+    }
+    if text.starts_with("Bot ") || text.starts_with("bot ") {
+        return Err("is the token alone, without the Bot prefix");
+    }
+    if !text.bytes().all(|b| b.is_ascii_graphic()) || text.len() > 256 {
+        return Err("must be printable ASCII without whitespace, at most 256 characters");
+    }
+    Ok(value.clone())
+}
+
+/// A REST proxy address: `host:port`, no scheme or path (it is reached over plain HTTP).
+fn http_proxy(value: &str) -> Result<String, &'static str> {
+    let value = value.trim();
+    let Some((host, port)) = value.rsplit_once(':') else {
+        return Err("must be host:port (the proxy is reached over plain HTTP)");
+    };
+    let port_ok = port.parse::<u16>().is_ok_and(|p| p > 0);
+    let host_ok = !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '[' | ']' | ':'));
+    if value.contains("://") || !port_ok || !host_ok {
+        return Err("must be host:port (the proxy is reached over plain HTTP)");
+    }
+    Ok(value.to_owned())
+}
+
+/// A gateway URL: `wss://`, or `ws://` only on a loopback host.
+fn gateway_url(value: &str) -> Result<String, &'static str> {
+    let value = value.trim();
+    let lower = value.to_ascii_lowercase();
+    let rest = if let Some(rest) = lower.strip_prefix("wss://") {
+        rest
+    } else if let Some(rest) = lower.strip_prefix("ws://") {
+        let host = rest.split(['/', '?']).next().unwrap_or_default();
+        let host = match host.strip_prefix('[') {
+            Some(v6) => v6.split(']').next().unwrap_or_default(),
+            None => host.split(':').next().unwrap_or_default(),
+        };
+        let loopback = host == "localhost"
+            || host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback());
+        if !loopback {
+            return Err("must use wss:// (plain ws:// only for a loopback host)");
+        }
+        rest
+    } else {
+        return Err("must be a wss:// URL");
+    };
+    if rest.is_empty()
+        || rest.contains('@')
+        || rest.chars().any(|c| c.is_whitespace() || c.is_control())
+    {
+        return Err("must name a host, without spaces, user name or password");
+    }
+    Ok(value.to_owned())
+}
+
+/// A shard range: all three numbers, `first <= last < total`, and a total Discord allows.
+fn shards(config: &ShardsConfig) -> Result<(u32, u32, u32), &'static str> {
+    let number = |n: Option<i64>| n.and_then(|n| u32::try_from(n).ok());
+    match (
+        number(config.first),
+        number(config.last),
+        number(config.total),
+    ) {
+        (Some(first), Some(last), Some(total))
+            if first <= last && last < total && total <= 65_536 =>
+        {
+            Ok((first, last, total))
+        }
+        _ => Err("must give :first, :last and :total with first <= last < total <= 65536"),
+    }
 }
 
 /// The API base URL, normalized: lower-case scheme and host, no trailing slash.
@@ -247,6 +398,7 @@ mod tests {
             token: Some(Secret::new(token)),
             app_token: (!app.is_empty()).then(|| Secret::new(app)),
             api_url: url.map(str::to_owned),
+            ..AdapterConfig::default()
         }
     }
 
@@ -312,10 +464,53 @@ mod tests {
     }
 
     #[test]
-    fn discord_entries_are_accepted_for_later() {
-        let ok = check(&[("guild", entry("discord", "abc", "", None))]).expect("accepted");
+    fn a_discord_entry_is_validated() {
+        let ok = check(&[("guild", entry("discord", "abc.def", "", None))]).expect("valid");
         assert_eq!(ok.discord[0].connection, "guild");
+        assert_eq!(ok.discord[0].shards, None);
         assert_eq!(ok.credentials().count(), 1);
         assert!(ok.slack.is_empty());
+        let scaled = AdapterConfig {
+            http_proxy: Some("127.0.0.1:3000".into()),
+            gateway_url: Some("ws://127.0.0.1:4000".into()),
+            shards: Some(ShardsConfig {
+                first: Some(0),
+                last: Some(7),
+                total: Some(16),
+            }),
+            ..entry("discord", "abc.def", "", None)
+        };
+        let ok = check(&[("guild", scaled)]).expect("valid");
+        assert_eq!(ok.discord[0].shards, Some((0, 7, 16)));
+        assert_eq!(ok.discord[0].http_proxy.as_deref(), Some("127.0.0.1:3000"));
+        let bad = AdapterConfig {
+            http_proxy: Some("http://proxy:3000".into()),
+            gateway_url: Some("ws://gateway.example".into()),
+            shards: Some(ShardsConfig {
+                first: Some(8),
+                last: Some(7),
+                total: Some(16),
+            }),
+            ..entry("discord", "Bot SECRET-TOKEN", "", None)
+        };
+        let problems = check(&[("g", bad)]).expect_err("invalid");
+        assert_eq!(
+            problems,
+            [
+                "g.token: is the token alone, without the Bot prefix",
+                "g.http-proxy: must be host:port (the proxy is reached over plain HTTP)",
+                "g.gateway-url: must use wss:// (plain ws:// only for a loopback host)",
+                "g.shards: must give :first, :last and :total with first <= last < total <= 65536",
+            ]
+        );
+        assert!(problems.iter().all(|p| !p.contains("SECRET")));
+        let slack_with_shards = AdapterConfig {
+            shards: Some(ShardsConfig::default()),
+            ..entry("slack", "xoxb-1", "xapp-1", None)
+        };
+        assert_eq!(
+            check(&[("s", slack_with_shards)]).expect_err("invalid"),
+            ["s.shards: is a Discord setting"]
+        );
     }
 }

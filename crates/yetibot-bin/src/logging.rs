@@ -96,6 +96,12 @@ pub const CAPPED_TARGETS: &[&str] = &[
     "rustls",
     "slack_morphism",
     "tokio_postgres",
+    "tokio_tungstenite",
+    "tokio_websockets",
+    "tungstenite",
+    "twilight_gateway",
+    "twilight_http",
+    "twilight_http_ratelimiting",
 ];
 
 /// What runs, which decides the level when `RUST_LOG` is not set.

@@ -188,7 +188,7 @@ fn serve_until_stopped(format: logging::Format) -> ExitCode {
     runtime.block_on(serve(config))
 }
 
-/// Runs until a shutdown signal: the web console and the configured chat adapters (Slack)
+/// Runs until a shutdown signal: the web console and the configured chat adapters (Slack, Discord)
 /// feeding the supervisor, which runs each message under the conductor; the
 /// history writer; and background model discovery.
 async fn serve(config: Config) -> ExitCode {

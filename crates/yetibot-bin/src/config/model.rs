@@ -285,12 +285,6 @@ pub(super) fn validate(
         )]
     })?;
     let mut notes = notes;
-    for discord in &adapters.discord {
-        notes.push(format!(
-            "yetibot.adapters.{}: discord adapters are not supported by this build yet; the entry is ignored",
-            discord.connection
-        ));
-    }
     if secrets.ignored() > 0 {
         notes.push(format!(
             "{} configured credential value(s) are shorter than {} bytes and are not redacted from text",

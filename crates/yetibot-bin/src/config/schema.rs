@@ -186,6 +186,19 @@ static ADAPTER: Shape = Shape::Section {
         field("token", &STR),
         field("app-token", &STR),
         field("api-url", &STR),
+        field("http-proxy", &STR),
+        field("gateway-url", &STR),
+        field(
+            "shards",
+            &Shape::Section {
+                open: false,
+                fields: &[
+                    field("first", &INT),
+                    field("last", &INT),
+                    field("total", &INT),
+                ],
+            },
+        ),
     ],
 };
 

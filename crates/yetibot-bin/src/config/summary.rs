@@ -211,10 +211,19 @@ fn write_summary(config: &Config, out: &mut String) -> std::fmt::Result {
             )?;
         }
         for discord in &config.adapters.discord {
+            let shards = match discord.shards {
+                Some((first, last, total)) => format!("shards {first}-{last} of {total}"),
+                None => "Discord's recommended shards".to_owned(),
+            };
             writeln!(
                 out,
-                "  - {} discord: not supported by this build yet",
-                discord.connection
+                "  - {} discord (gateway {}, REST {}), {shards}; bot token {REDACTED}",
+                discord.connection,
+                discord.gateway_url.as_deref().unwrap_or("Discord's"),
+                discord
+                    .http_proxy
+                    .as_deref()
+                    .map_or_else(|| "direct".to_owned(), |p| format!("through proxy {p}")),
             )?;
         }
     }

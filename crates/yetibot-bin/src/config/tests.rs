@@ -661,19 +661,30 @@ fn adapter_problems_name_the_path_and_never_the_value() {
 }
 
 #[test]
-fn a_discord_entry_is_accepted_and_noted() {
+fn discord_adapters_from_the_file_and_the_environment() {
     let config = ok(
-        r#"{:yetibot {:adapters {:guild {:type "discord" :token "discord-bot-token-123"}}}}"#,
-        &[],
+        r#"{:yetibot {:adapters {:guild {:type "discord" :token "discord-bot-token-123"
+                                        :http-proxy "127.0.0.1:3000"
+                                        :shards {:first 0 :last 1 :total 4}}}}}"#,
+        &[("YETIBOT_ADAPTERS_GUILD_GATEWAY_URL", "ws://127.0.0.1:4000")],
     );
     assert!(config.adapters.slack.is_empty());
+    let discord = &config.adapters.discord[0];
+    assert_eq!(discord.connection, "guild");
+    assert_eq!(discord.shards, Some((0, 1, 4)));
+    assert_eq!(discord.gateway_url.as_deref(), Some("ws://127.0.0.1:4000"));
     assert!(config.secrets.contains_secret("discord-bot-token-123"));
-    assert!(
-        config.notes.iter().any(|n| n.contains(
-            "yetibot.adapters.guild: discord adapters are not supported by this build yet"
-        )),
-        "{:?}",
-        config.notes
+    let summary = summary(&config);
+    assert!(summary.contains("guild discord"), "{summary}");
+    assert!(summary.contains("shards 0-1 of 4"), "{summary}");
+    assert!(!summary.contains("discord-bot-token-123"), "{summary}");
+    err(
+        r#"{:yetibot {:adapters {:guild {:type "discord"}}}}"#,
+        &[("YETIBOT_ADAPTERS_GUILD_SHARDS_FIRST", "3")],
+        &[
+            "yetibot.adapters.guild.token: is required",
+            "yetibot.adapters.guild.shards: must give :first, :last and :total with first <= last < total <= 65536",
+        ],
     );
 }
 

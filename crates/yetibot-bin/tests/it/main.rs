@@ -5,6 +5,7 @@ mod ai;
 mod browser;
 mod cf;
 mod console;
+mod discord;
 mod discovery;
 mod doctor;
 mod logging;
@@ -38,18 +39,17 @@ fn example_config() -> PathBuf {
 /// file there and serves only its console.
 fn example_without_database(dir: &Workdir) -> PathBuf {
     let text = std::fs::read_to_string(example_config()).expect("example");
-    let mut in_adapters = false;
+    // The `:adapters` map spans several lines: skip from its key until its braces close.
+    let mut depth: i32 = 0;
     let kept: String = text
         .lines()
         .filter(|line| {
-            if line.trim_start().starts_with(":adapters {") {
-                in_adapters = true;
+            if depth == 0 && !line.trim_start().starts_with(":adapters {") {
+                return true;
             }
-            let skip = in_adapters;
-            if in_adapters && line.trim_end().ends_with("}}") {
-                in_adapters = false;
-            }
-            !skip
+            let code = line.split(";;").next().unwrap_or_default();
+            depth += code.matches('{').count() as i32 - code.matches('}').count() as i32;
+            false
         })
         .filter(|line| !line.contains(":url \"postgresql://"))
         .map(|line| line.replace(":table {:prefix", ":db {:table {:prefix"))

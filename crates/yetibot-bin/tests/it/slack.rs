@@ -18,7 +18,17 @@ const APP_TOKEN: &str = "xapp-e2e-app-token-0123456789";
 
 struct Bot {
     child: Child,
-    stderr: std::thread::JoinHandle<Vec<String>>,
+    stderr: Option<std::thread::JoinHandle<Vec<String>>>,
+}
+
+impl Drop for Bot {
+    /// A test that fails before stopping the bot must not leave it running.
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
 }
 
 impl Bot {
@@ -43,7 +53,10 @@ impl Bot {
                 .map_while(Result::ok)
                 .collect()
         });
-        Self { child, stderr }
+        Self {
+            child,
+            stderr: Some(stderr),
+        }
     }
 
     fn stop(mut self) -> (Option<i32>, Vec<String>) {
@@ -53,7 +66,12 @@ impl Bot {
             .expect("kill runs");
         assert!(status.success());
         let exit = self.child.wait().expect("wait");
-        (exit.code(), self.stderr.join().expect("stderr reader"))
+        let lines = self
+            .stderr
+            .take()
+            .map(|reader| reader.join().expect("stderr reader"))
+            .unwrap_or_default();
+        (exit.code(), lines)
     }
 }
 
