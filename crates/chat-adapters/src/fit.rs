@@ -40,6 +40,10 @@ pub struct Limits {
     pub adapter_chunks: Option<usize>,
     /// How the platform shows Markdown tables.
     pub tables: TableStyle,
+    /// Whether the platform shows a live Grok request's completed messages as separate
+    /// replies while later tools still run (Discord); elsewhere only the final answer is
+    /// posted.
+    pub live_replies: bool,
 }
 
 impl Limits {
@@ -51,6 +55,7 @@ impl Limits {
         card_units: Some(4_000),
         adapter_chunks: None,
         tables: TableStyle::FixedWidth,
+        live_replies: true,
     };
 
     /// Slack: plain messages of 3,000 characters (Slack shortens longer sections), which
@@ -62,6 +67,7 @@ impl Limits {
         card_units: None,
         adapter_chunks: Some(5),
         tables: TableStyle::Markdown,
+        live_replies: false,
     };
 
     /// The local web console: the same admission as Discord, and cards of 16,000 units
@@ -73,6 +79,7 @@ impl Limits {
         card_units: Some(16_000),
         adapter_chunks: None,
         tables: TableStyle::Markdown,
+        live_replies: false,
     };
 }
 

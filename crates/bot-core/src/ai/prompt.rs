@@ -102,6 +102,7 @@ pub(crate) async fn single_hop(
         catalog_empty: true,
         usage: UsageSum::default(),
         cost: CostTally::new(cost),
+        live: None,
     };
     let response = turn.turn(&Conversation { messages }, &[], None).await?;
     let text = secrets.redact_text(response.text.trim()).into_owned();
@@ -389,6 +390,7 @@ pub(crate) async fn run(
             secrets: &secrets,
             started,
             no_thread: options.no_thread,
+            live: pinned == Some(GROK_PROVIDER),
             tools_on,
             thread,
             stored_key,
@@ -489,6 +491,9 @@ struct Request<'r> {
     secrets: &'r yetibot_redaction::Secrets,
     started: tokio::time::Instant,
     no_thread: bool,
+    /// Whether completed messages that come with tool calls go to a live adapter at once
+    /// (`grok`).
+    live: bool,
     tools_on: bool,
     thread: Vec<Message>,
     /// The app-side store's key for this thread, when the provider keeps one.
@@ -553,6 +558,13 @@ async fn answer(services: &AiServices, call: &Call<'_>, request: Request<'_>) ->
         catalog_empty: catalog.is_empty(),
         usage: UsageSum::default(),
         cost: CostTally::new(request.cost),
+        live: call
+            .runner
+            .caller()
+            .progress
+            .clone()
+            .filter(|sink| request.live && sink.wants_live())
+            .map(|sink| (sink, request.secrets)),
     };
     let mut router = Router {
         runner: call.runner,

@@ -23,6 +23,12 @@ pub(crate) struct ProviderTurn<'a> {
     pub(crate) catalog_empty: bool,
     pub(crate) usage: UsageSum,
     pub(crate) cost: CostTally,
+    /// Where a turn's text that comes with tool calls goes at once (live Grok replies),
+    /// redacted with these secrets; `None` when the adapter shows only the final answer.
+    pub(crate) live: Option<(
+        crate::ai::progress::ProgressSink,
+        &'a yetibot_redaction::Secrets,
+    )>,
 }
 
 /// The guidance a tool-offering turn ends with. It advises; preflight enforces.
@@ -63,6 +69,14 @@ impl ModelTurn for ProviderTurn<'_> {
             .await?;
         self.usage.add(turn.usage.as_ref());
         self.cost.add_turn(self.model, turn.usage.as_ref());
+        // A completed message that comes with tool calls is not the answer: more turns
+        // follow, and a live adapter shows it now rather than never.
+        if let Some((sink, secrets)) = &self.live
+            && !turn.calls.is_empty()
+            && !turn.text.trim().is_empty()
+        {
+            sink.publish_message(secrets.redact_text(turn.text.trim()).into_owned());
+        }
         Ok(turn.into())
     }
 }

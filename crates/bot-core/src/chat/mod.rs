@@ -84,6 +84,8 @@ struct Run {
     card: Option<Posted>,
     /// Where the answer goes.
     place: Place,
+    /// Live Grok messages already posted while the run went on (confirmed only).
+    live: Vec<Posted>,
 }
 
 impl Conductor {
@@ -255,6 +257,27 @@ impl Conductor {
             (None, true) => None,
             (None, false) => outbox.post(&run.place, messages).await.ok(),
         };
+        let obsolete = !self.cache().is_current(key, generation);
+        if obsolete {
+            // An obsolete run's live messages go with it.
+            for posted in &run.live {
+                let _ = outbox.delete(posted).await;
+            }
+            return;
+        }
+        // The live messages belong to the answer: a rerun or an edit replaces them too.
+        let posted = match (posted, run.live.is_empty()) {
+            (posted, true) => posted,
+            (posted, false) => Some(Posted {
+                place: run.place.clone(),
+                ids: run
+                    .live
+                    .iter()
+                    .flat_map(|p| p.ids.iter().cloned())
+                    .chain(posted.into_iter().flat_map(|p| p.ids))
+                    .collect(),
+            }),
+        };
         let mut cache = self.cache();
         if !cache.is_current(key, generation) {
             return;
@@ -292,9 +315,17 @@ impl Conductor {
         text: &str,
     ) -> Run {
         let (sink, progress) = ProgressSink::channel();
+        // Live Grok: the platform shows each completed message while later tools run.
+        let (sink, messages) = if outbox.limits().live_replies && self.is_grok(text) {
+            let (sink, messages) = sink.with_live();
+            (sink, Some(messages))
+        } else {
+            (sink, None)
+        };
         let caller = caller(outbox, event, author, Some(sink));
         let eager = self.is_live(text);
         let (done, finished) = watch::channel(false);
+        let finished_live = finished.clone();
         let work = async {
             let replies = match tokio::time::timeout(
                 self.options.deadline,
@@ -316,13 +347,24 @@ impl Conductor {
             eager,
             self.options.status_interval,
         );
-        let (replies, (card, details)) = tokio::join!(work, status);
+        let live = live_messages(outbox, target, messages, finished_live);
+        let (replies, (card, details), live) = tokio::join!(work, status, live);
         Run {
             replies,
             details,
             card,
             place: target.clone(),
+            live,
         }
+    }
+
+    /// Whether the command is `grok` (directly or inside `!thread`), whose completed
+    /// messages a live platform shows as they come.
+    fn is_grok(&self, text: &str) -> bool {
+        let text = self.unwrap_thread(text).unwrap_or_else(|| text.to_owned());
+        text.strip_prefix(self.interpreter.prefix())
+            .and_then(|e| crate::syntax::parse(e).ok())
+            .is_some_and(|e| e.first_word() == Some("grok"))
     }
 
     /// The command inside `!thread <command>`, prefix included, or `None` for any other
@@ -846,6 +888,44 @@ async fn status_card(
         }
     }
     (card, latest.or(shown))
+}
+
+/// The longest one live message may take to be delivered.
+const LIVE_DELIVERY_DEADLINE: Duration = Duration::from_secs(30);
+
+/// Posts each live message as it comes, until the run is `finished` and nothing is left.
+/// A message the platform does not confirm in time is not retried (it may have been posted);
+/// only confirmed ones are returned.
+async fn live_messages(
+    outbox: &Arc<dyn Outbox>,
+    place: &Place,
+    messages: Option<tokio::sync::mpsc::Receiver<String>>,
+    mut finished: watch::Receiver<bool>,
+) -> Vec<Posted> {
+    let Some(mut messages) = messages else {
+        return Vec::new();
+    };
+    let mut posted = Vec::new();
+    loop {
+        let text = tokio::select! {
+            biased;
+            text = messages.recv() => text,
+            () = until_done(&mut finished) => messages.try_recv().ok(),
+        };
+        let Some(text) = text else {
+            return posted;
+        };
+        let answer = Answer {
+            messages: vec![text],
+            ..Answer::default()
+        };
+        let parts = fit(&answer, &outbox.limits());
+        if let Ok(Ok(sent)) =
+            tokio::time::timeout(LIVE_DELIVERY_DEADLINE, outbox.post(place, parts)).await
+        {
+            posted.push(sent);
+        }
+    }
 }
 
 /// Waits until the flag is set (or its sender is gone). The flag's guard never lives across

@@ -1039,3 +1039,97 @@ async fn thread_wraps_a_command_whose_answer_goes_in_a_new_thread_and_stays_ther
         .await;
     assert_eq!(threads(&outbox), 1);
 }
+
+/// A Grok provider (`grok`) on the fixture: a first turn that says something and calls
+/// `help`, then the answer.
+async fn grok_fixture() -> (Fixture, yetibot_bot_core::ai::AiServices) {
+    let fixture = Fixture::start().await.expect("fixture");
+    let first = json!({
+        "choices": [{
+            "message": {"role": "assistant", "content": "Let me look that up.", "tool_calls": [{
+                "id": "call_1", "type": "function",
+                "function": {"name": "yetibot__help", "arguments": "{}"},
+            }]},
+            "finish_reason": "tool_calls",
+        }],
+    });
+    fixture.route("/g/v1/chat/completions", Reply::json(first.to_string()));
+    fixture.route(
+        "/g/v1/chat/completions",
+        Reply::json(script::chat_completion("Here it is.")),
+    );
+    let providers = ProviderSet::from_config(
+        None,
+        &[ProviderConfig {
+            name: Some("grok".into()),
+            url: Some(fixture.url("/g/v1")),
+            model: Some("g1".into()),
+            ..ProviderConfig::default()
+        }],
+    )
+    .expect("providers");
+    let services = yetibot_bot_core::ai::AiServices::new(
+        Client::new(ClientOptions::default()).expect("client"),
+        providers,
+        Host::new(ServerSet::default(), HostOptions::new()).expect("host"),
+        policy(),
+        Arc::new(tokio::time::Instant::now),
+    );
+    (fixture, services)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_grok_posts_each_completed_message_while_tools_run_and_the_answer_once() {
+    let (_fixture, services) = grok_fixture().await;
+    let outbox = Memory::new(Limits::DISCORD);
+    let bot = conductor(interpreter(&Gates::new(), Some(services)));
+    bot.handle(incoming(
+        message("m1", "!grok --no-thread What is new?"),
+        &outbox,
+    ))
+    .await;
+    let answers = outbox.of_role(Role::Answer);
+    let texts: Vec<&str> = answers.iter().map(|(_, m)| m.text.as_str()).collect();
+    assert_eq!(texts, ["Let me look that up.", "Here it is."]);
+    // The live message came before the answer, and only the answer has the caption and
+    // the buttons.
+    assert!(answers[0].1.caption.is_none() && answers[0].1.buttons.is_empty());
+    assert!(answers[1].1.caption.is_some());
+    // A rerun replaces both: the live message is part of the answer.
+    let token = token_of(&answers[1].1, Action::RunAgain);
+    bot.handle(incoming(
+        press("U1", &answers[1].0, Action::RunAgain, &token),
+        &outbox,
+    ))
+    .await;
+    let (card_id, card) = outbox.of_role(Role::Notice).remove(0);
+    let confirm = token_of(&card, Action::ConfirmRerun);
+    bot.handle(incoming(
+        press("U1", &card_id, Action::ConfirmRerun, &confirm),
+        &outbox,
+    ))
+    .await;
+    let after: Vec<String> = texts_of(&outbox);
+    assert_eq!(
+        after.iter().filter(|t| t.as_str() == "Here it is.").count(),
+        1,
+        "{after:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn platforms_without_live_replies_get_only_the_final_answer() {
+    let (_fixture, services) = grok_fixture().await;
+    let outbox = Memory::new(Limits::WEB);
+    let bot = conductor(interpreter(&Gates::new(), Some(services)));
+    bot.handle(incoming(
+        message("m1", "!grok --no-thread What is new?"),
+        &outbox,
+    ))
+    .await;
+    assert_eq!(texts(&outbox, Role::Answer), ["Here it is."]);
+}
+
+fn texts_of(outbox: &Memory) -> Vec<String> {
+    texts(outbox, Role::Answer)
+}
