@@ -49,7 +49,7 @@ fn provider(name: &str, url: String, model: Option<&str>) -> ProviderConfig {
 }
 
 /// No toolsets, and the bot's native tools registered as the binary registers them.
-fn policy() -> ToolPolicy {
+pub(crate) fn policy() -> ToolPolicy {
     let natives = yetibot_bot_core::native_tools();
     let config = PolicyConfig {
         toolsets: &[],

@@ -24,7 +24,6 @@ use yetibot_chat_adapters::{
 };
 use yetibot_json_util::SplitMix64;
 use yetibot_mcp_host::{Host, HostOptions, ServerSet};
-use yetibot_tool_policy::{KnownNames, PolicyConfig, ToolPolicy};
 
 #[derive(Debug, Clone, PartialEq)]
 enum Op {
@@ -790,22 +789,6 @@ async fn a_command_past_its_deadline_is_stopped_and_reported() {
     );
 }
 
-fn policy() -> ToolPolicy {
-    let natives = yetibot_bot_core::native_tools();
-    let config = PolicyConfig {
-        toolsets: &[],
-        default_toolset: None,
-        max_tool_calls: None,
-    };
-    let known = KnownNames {
-        servers: Vec::new(),
-        providers: Vec::new(),
-        with_github_api_token: Vec::new(),
-        native_tools: &natives,
-    };
-    ToolPolicy::from_config(&config, &known).expect("an empty policy is valid")
-}
-
 fn ai(fixture: &Fixture) -> yetibot_bot_core::ai::AiServices {
     let providers = ProviderSet::from_config(
         None,
@@ -821,7 +804,7 @@ fn ai(fixture: &Fixture) -> yetibot_bot_core::ai::AiServices {
         Client::new(ClientOptions::default()).expect("client"),
         providers,
         Host::new(ServerSet::default(), HostOptions::new()).expect("host"),
-        policy(),
+        crate::ai::policy(),
         Arc::new(tokio::time::Instant::now),
     )
 }
@@ -1072,7 +1055,7 @@ async fn grok_fixture() -> (Fixture, yetibot_bot_core::ai::AiServices) {
         Client::new(ClientOptions::default()).expect("client"),
         providers,
         Host::new(ServerSet::default(), HostOptions::new()).expect("host"),
-        policy(),
+        crate::ai::policy(),
         Arc::new(tokio::time::Instant::now),
     );
     (fixture, services)

@@ -3,9 +3,6 @@
 //! prompt in a channel is answered with a captioned card that mentions nobody, once, and the
 //! token appears nowhere but in the REST `Authorization` header.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-
 use discord_fixture::{FakeDiscord, Start, TOKEN, payload};
 use provider_fixture::{Fixture, Reply, script};
 use serde_json::json;
@@ -13,64 +10,6 @@ use serde_json::json;
 use crate::Workdir;
 
 const CHANNEL: u64 = 10;
-
-/// The bot process, stopped if a test fails first.
-struct Bot {
-    child: Child,
-    stderr: Option<std::thread::JoinHandle<Vec<String>>>,
-}
-
-impl Drop for Bot {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-impl Bot {
-    fn start(dir: &Workdir, edn: &str) -> Self {
-        let file = dir.path.join("config.edn");
-        std::fs::write(&file, edn).expect("write config");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_yetibot"))
-            .env_clear()
-            .current_dir(&dir.path)
-            .env("CONFIG_PATH", &file)
-            .env("YETIBOT_ADAPTERS_GUILD_TOKEN", TOKEN)
-            .env("RUST_LOG", "debug")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn");
-        let stderr = child.stderr.take().expect("stderr");
-        let stderr = std::thread::spawn(move || {
-            BufReader::new(stderr)
-                .lines()
-                .map_while(Result::ok)
-                .collect()
-        });
-        Self {
-            child,
-            stderr: Some(stderr),
-        }
-    }
-
-    fn stop(mut self) -> (Option<i32>, Vec<String>) {
-        let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .expect("kill runs");
-        assert!(status.success());
-        let exit = self.child.wait().expect("wait");
-        let lines = self
-            .stderr
-            .take()
-            .map(|reader| reader.join().expect("stderr reader"))
-            .unwrap_or_default();
-        (exit.code(), lines)
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_bot_answers_on_discord_with_a_captioned_card_once() {
@@ -89,7 +28,14 @@ async fn the_bot_answers_on_discord_with_a_captioned_card_once() {
         provider.url("/v1")
     );
     let dir = Workdir::new();
-    let bot = Bot::start(&dir, &edn);
+    let bot = crate::Service::start(
+        &dir,
+        &edn,
+        &[
+            ("YETIBOT_ADAPTERS_GUILD_TOKEN", TOKEN),
+            ("RUST_LOG", "debug"),
+        ],
+    );
     fake.until("the bot identifies on the gateway", |f| {
         f.gateway
             .starts()

@@ -19,6 +19,65 @@ use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+/// A running `yetibot` (the bot itself) in `dir` with this configuration and extra
+/// variables, its standard error collected, stopped if a test fails first.
+struct Service {
+    child: std::process::Child,
+    stderr: Option<std::thread::JoinHandle<Vec<String>>>,
+}
+
+impl Service {
+    fn start(dir: &Workdir, edn: &str, env: &[(&str, &str)]) -> Self {
+        let file = dir.path.join("config.edn");
+        std::fs::write(&file, edn).expect("write config");
+        let path = file.to_str().expect("utf-8").to_owned();
+        let mut vars = vec![("CONFIG_PATH", path.as_str())];
+        vars.extend_from_slice(env);
+        let mut child = yetibot(&dir.path, &vars)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let stderr = child.stderr.take().expect("stderr");
+        let stderr = std::thread::spawn(move || {
+            BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+                .collect()
+        });
+        Self {
+            child,
+            stderr: Some(stderr),
+        }
+    }
+
+    /// Sends SIGTERM and returns the exit code and every line of standard error.
+    fn stop(mut self) -> (Option<i32>, Vec<String>) {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+        let exit = self.child.wait().expect("wait");
+        let lines = self
+            .stderr
+            .take()
+            .map(|reader| reader.join().expect("stderr reader"))
+            .unwrap_or_default();
+        (exit.code(), lines)
+    }
+}
+
+impl Drop for Service {
+    /// A test that fails before stopping the bot must not leave it running.
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 /// The in-repo MCP fixture server, built once for this test run.
 fn mcp_fixture() -> &'static str {
     static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();

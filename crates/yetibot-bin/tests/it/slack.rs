@@ -3,8 +3,6 @@
 //! that costs one provider request, and a thread whose history cannot be read completely,
 //! which fails before any provider request.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use provider_fixture::{Fixture, Reply, script};
@@ -15,65 +13,6 @@ use crate::Workdir;
 
 const BOT_TOKEN: &str = "xoxb-e2e-bot-token-0123456789";
 const APP_TOKEN: &str = "xapp-e2e-app-token-0123456789";
-
-struct Bot {
-    child: Child,
-    stderr: Option<std::thread::JoinHandle<Vec<String>>>,
-}
-
-impl Drop for Bot {
-    /// A test that fails before stopping the bot must not leave it running.
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-impl Bot {
-    fn start(dir: &Workdir, edn: &str) -> Self {
-        let file = dir.path.join("config.edn");
-        std::fs::write(&file, edn).expect("write config");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_yetibot"))
-            .env_clear()
-            .current_dir(&dir.path)
-            .env("CONFIG_PATH", &file)
-            .env("YETIBOT_ADAPTERS_MYTEAM_TOKEN", BOT_TOKEN)
-            .env("YETIBOT_ADAPTERS_MYTEAM_APP_TOKEN", APP_TOKEN)
-            .env("RUST_LOG", "debug")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn");
-        let stderr = child.stderr.take().expect("stderr");
-        let stderr = std::thread::spawn(move || {
-            BufReader::new(stderr)
-                .lines()
-                .map_while(Result::ok)
-                .collect()
-        });
-        Self {
-            child,
-            stderr: Some(stderr),
-        }
-    }
-
-    fn stop(mut self) -> (Option<i32>, Vec<String>) {
-        let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .expect("kill runs");
-        assert!(status.success());
-        let exit = self.child.wait().expect("wait");
-        let lines = self
-            .stderr
-            .take()
-            .map(|reader| reader.join().expect("stderr reader"))
-            .unwrap_or_default();
-        (exit.code(), lines)
-    }
-}
 
 /// Waits for a `chat.postMessage` whose text contains `needle`.
 async fn posted(slack: &FakeSlack, needle: &str) -> Call {
@@ -127,7 +66,15 @@ async fn the_bot_answers_on_slack_once_per_event_and_never_with_a_partial_thread
         slack.api_url()
     );
     let dir = Workdir::new();
-    let bot = Bot::start(&dir, &edn);
+    let bot = crate::Service::start(
+        &dir,
+        &edn,
+        &[
+            ("YETIBOT_ADAPTERS_MYTEAM_TOKEN", BOT_TOKEN),
+            ("YETIBOT_ADAPTERS_MYTEAM_APP_TOKEN", APP_TOKEN),
+            ("RUST_LOG", "debug"),
+        ],
+    );
     tokio::time::timeout(Duration::from_secs(60), slack.wait_connections(1))
         .await
         .expect("the bot opens a Socket Mode connection");
