@@ -1,5 +1,5 @@
 //! Markdown tables as aligned fixed-width code blocks, for platforms whose Markdown has no
-//! tables (Discord). The conversion is pure text work: every header and cell is kept, only
+//! tables (Discord, and Slack through `aligned_rows`). The conversion is pure text work: every header and cell is kept, only
 //! spacing changes, and no model is asked to reformat anything.
 //!
 //! Only tables outside code fences are converted. A table that cannot be shown faithfully in
@@ -104,7 +104,7 @@ fn fence_marker(line: &str) -> Option<(char, usize)> {
 
 /// How many lines the table starting at `index` takes (header, delimiter, rows), if one
 /// starts there.
-fn table_at(lines: &[&str], index: usize) -> Option<usize> {
+pub(crate) fn table_at(lines: &[&str], index: usize) -> Option<usize> {
     let header = lines.get(index)?;
     let delimiter = lines.get(index + 1)?;
     if !header.contains('|') {
@@ -189,11 +189,33 @@ fn cells(line: &str) -> Vec<String> {
 
 /// The table's lines as one code block, each line ending in a line break.
 fn render(lines: &[&str]) -> Result<String, TableError> {
-    let header = cells(lines[0]);
-    let aligns = delimiter_row(lines[1]).unwrap_or_default();
+    let mut out = String::from("```\n");
+    out.push_str(&aligned_rows(lines)?);
+    out.push_str("```\n");
+    Ok(out)
+}
+
+/// A table's lines (header, delimiter row, body rows, as [`table_at`] found them) as aligned
+/// fixed-width text, each line ending in a line break: columns padded to their widest cell,
+/// aligned as the delimiter row says, `|` between columns and a `-+-` rule under the header.
+/// Every cell's text is kept as written. Shared by every platform without tables: Discord
+/// wraps the result in a code block here, Slack after escaping it.
+///
+/// # Errors
+///
+/// A [`TableError`] when the table cannot be shown faithfully (see the module docs).
+pub(crate) fn aligned_rows(lines: &[&str]) -> Result<String, TableError> {
+    let Some((first, rest)) = lines.split_first() else {
+        return Ok(String::new());
+    };
+    let header = cells(first);
+    let aligns = rest
+        .first()
+        .and_then(|d| delimiter_row(d))
+        .unwrap_or_default();
     let columns = header.len();
     let mut rows = vec![header];
-    for line in &lines[2..] {
+    for line in rest.iter().skip(1) {
         let mut row = cells(line);
         if row.len() > columns {
             return Err(TableError::Ragged);
@@ -210,7 +232,7 @@ fn render(lines: &[&str]) -> Result<String, TableError> {
             widths[column] = widths[column].max(width(cell)?);
         }
     }
-    let mut out = String::from("```\n");
+    let mut out = String::new();
     for (n, row) in rows.iter().enumerate() {
         let mut line = String::new();
         for (column, cell) in row.iter().enumerate() {
@@ -235,7 +257,6 @@ fn render(lines: &[&str]) -> Result<String, TableError> {
             out.push('\n');
         }
     }
-    out.push_str("```\n");
     Ok(out)
 }
 

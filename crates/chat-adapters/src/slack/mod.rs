@@ -24,7 +24,6 @@ mod mrkdwn;
 mod names;
 mod outbox;
 mod split;
-pub mod table;
 
 use std::sync::{Arc, Mutex, PoisonError};
 

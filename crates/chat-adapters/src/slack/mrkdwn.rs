@@ -1,6 +1,7 @@
 //! Markdown, as models and commands write it, turned into Slack's own markup (`mrkdwn`):
 //! bold, italics, strikethrough, links, code, headings, lists, quotes, and tables as
-//! aligned code blocks ([`super::table`]).
+//! aligned code blocks (the same alignment as Discord's; a table that cannot be aligned
+//! faithfully is shown in a code block as it was written).
 //!
 //! Every `&`, `<` and `>` that is text is escaped, so nothing a model writes can form
 //! Slack's control sequences: `<!channel>`, `<!here>`, `<@U123>` and `<#C123>` arrive as
@@ -10,8 +11,6 @@
 //! The cost is linear in the text: each line is scanned once per nesting level (at most
 //! [`MAX_DEPTH`]), and every closing delimiter is found through tables computed in one pass
 //! from the end of the line, so an unmatched `*` never rescans the rest of the line.
-
-use super::table;
 
 /// How deeply emphasis may nest before further delimiters are shown as they are.
 pub(crate) const MAX_DEPTH: usize = 4;
@@ -43,9 +42,14 @@ pub fn to_mrkdwn(markdown: &str) -> String {
             i += 1;
             continue;
         }
-        if let Some(end) = table_end(&lines, i) {
+        if let Some(rows) = crate::tables::table_at(&lines, i) {
+            let end = i + rows;
+            let table = &lines[i..end];
             out.push("```".to_owned());
-            out.push(escape(&table::aligned(&lines[i..end])));
+            match crate::tables::aligned_rows(table) {
+                Ok(aligned) => out.push(escape(aligned.trim_end_matches('\n'))),
+                Err(_) => out.extend(table.iter().map(|l| escape(l.trim_end_matches('\r')))),
+            }
             out.push("```".to_owned());
             i = end;
             continue;
@@ -76,21 +80,6 @@ fn push_escaped(out: &mut String, c: char) {
         '>' => out.push_str("&gt;"),
         c => out.push(c),
     }
-}
-
-/// Where the table starting at line `start` ends (exclusive), when one starts there: a row
-/// with a `|`, then a separator row such as `|---|:--:|`.
-fn table_end(lines: &[&str], start: usize) -> Option<usize> {
-    let header = lines[start];
-    let separator = lines.get(start + 1)?;
-    if !header.contains('|') || !table::is_separator(separator) {
-        return None;
-    }
-    let mut end = start + 2;
-    while end < lines.len() && lines[end].contains('|') && !lines[end].trim().is_empty() {
-        end += 1;
-    }
-    Some(end)
 }
 
 /// One line outside code: headings, list items, quotes and rules, then inline markup.
@@ -373,6 +362,25 @@ mod tests {
         check(
             "| Name | Qty |\n|:--|--:|\n| apple | 3 |\n| kiwi | 12 |\nafter",
             "```\nName  | Qty\n------+----\napple |   3\nkiwi  |  12\n```\nafter",
+        );
+        // Cells keep their text, markup included, as on Discord.
+        check(
+            "| a | b |\n|---|---|\n| **x** | `y` |",
+            "```\na     | b\n------+----\n**x** | `y`\n```",
+        );
+    }
+
+    #[test]
+    fn a_table_that_cannot_be_aligned_is_shown_as_written() {
+        // A row with more cells than the header, and a cell of unknown display width: no
+        // cell is dropped and nothing is misaligned, the rows stay as the model wrote them.
+        check(
+            "| a | b |\n|---|---|\n| 1 | 2 | 3 |",
+            "```\n| a | b |\n|---|---|\n| 1 | 2 | 3 |\n```",
+        );
+        check(
+            "| a |\n|---|\n| e\u{301} < f |",
+            "```\n| a |\n|---|\n| e\u{301} &lt; f |\n```",
         );
     }
 
