@@ -80,8 +80,9 @@ impl std::fmt::Debug for Conductor {
 struct Run {
     replies: Vec<Reply>,
     details: Option<StatusCard>,
-    /// The confirmed status card, removed once the answer is out.
-    card: Option<Posted>,
+    /// The status card, removed once the answer is out: confirmed, or still being posted or
+    /// edited when the run ended (then removed once, and only if, the platform confirms it).
+    card: Option<PendingCard>,
     /// Where the answer goes.
     place: Place,
     /// Live Grok messages already posted while the run went on (confirmed only).
@@ -217,7 +218,11 @@ impl Conductor {
         self.publish(outbox, event, key, text, generation, run)
             .await;
         // The answer goes first; the card is removed only after, and only once confirmed.
-        if let Some(card) = card {
+        // A card whose post or edit is still in flight is waited for here, after the answer,
+        // so a slow or rate-limited status update never holds the answer back.
+        if let Some(card) = card
+            && let Ok(Some(card)) = tokio::time::timeout(CARD_SETTLE_DEADLINE, card).await
+        {
             let _ = outbox.delete(&card).await;
         }
     }
@@ -841,9 +846,20 @@ fn status_of(progress: &Progress) -> StatusCard {
     }
 }
 
+/// A status card's confirmed message, once known: already confirmed, or the outcome of the
+/// post or edit still in flight. An edit that fails leaves the card as it was (still
+/// confirmed); a post that fails leaves none.
+type PendingCard = BoxFuture<'static, Option<Posted>>;
+
+/// The longest the removal of a status card waits, after the answer, for a post or edit of
+/// the card that was still in flight when the run ended.
+const CARD_SETTLE_DEADLINE: Duration = Duration::from_secs(60);
+
 /// Keeps the status card of one request: posted at once for live commands (else at the first
-/// snapshot), edited at most once per `interval`, until `finished`. Returns the card's
-/// confirmed message, for removal once the answer is out, and the last snapshot.
+/// snapshot), edited at most once per `interval`, until `finished`. Every post and edit runs
+/// beside the wait for the end, never in front of it: the run's answer is published as soon
+/// as the run finishes, whatever the card's platform calls are doing. Returns the card (for
+/// removal once the answer is out) and the last snapshot.
 async fn status_card(
     outbox: &Arc<dyn Outbox>,
     place: &Place,
@@ -851,23 +867,26 @@ async fn status_card(
     mut finished: watch::Receiver<bool>,
     eager: bool,
     interval: Duration,
-) -> (Option<Posted>, Option<StatusCard>) {
-    let mut card: Option<Posted> = None;
+) -> (Option<PendingCard>, Option<StatusCard>) {
+    let mut confirmed: Option<Posted> = None;
+    let mut flight: Option<PendingCard> = None;
     let mut shown: Option<StatusCard> = None;
     let mut latest: Option<StatusCard> = None;
     if eager {
-        card = outbox
-            .post(place, vec![StatusCard::default().to_outgoing()])
-            .await
-            .ok();
+        flight = Some(send_card(outbox, place, None, StatusCard::default()));
         shown = Some(StatusCard::default());
     }
     let mut next_edit = tokio::time::Instant::now();
     let mut open = true;
     loop {
-        let dirty = latest.is_some() && latest != shown;
+        // One platform call at a time: the next edit waits for the one in flight.
+        let dirty = flight.is_none() && latest.is_some() && latest != shown;
         tokio::select! {
             () = until_done(&mut finished) => break,
+            outcome = in_flight(&mut flight) => {
+                flight = None;
+                confirmed = outcome;
+            }
             changed = progress.changed(), if open => {
                 if changed.is_err() {
                     // The sender is gone: only the end is left to wait for.
@@ -878,16 +897,46 @@ async fn status_card(
             }
             () = tokio::time::sleep_until(next_edit), if dirty => {
                 let Some(next) = latest.clone() else { continue };
-                card = match card.take() {
-                    Some(posted) => outbox.replace(&posted, vec![next.to_outgoing()]).await.ok().or(Some(posted)),
-                    None => outbox.post(place, vec![next.to_outgoing()]).await.ok(),
-                };
+                flight = Some(send_card(outbox, place, confirmed.take(), next.clone()));
                 shown = Some(next);
                 next_edit = tokio::time::Instant::now() + interval;
             }
         }
     }
+    let card = flight.or_else(|| {
+        confirmed.map(|posted| -> PendingCard { Box::pin(std::future::ready(Some(posted))) })
+    });
     (card, latest.or(shown))
+}
+
+/// Posts the status card, or edits the posted one, as a future that owns what it needs (so
+/// it can outlive the run that started it).
+fn send_card(
+    outbox: &Arc<dyn Outbox>,
+    place: &Place,
+    posted: Option<Posted>,
+    card: StatusCard,
+) -> PendingCard {
+    let outbox = Arc::clone(outbox);
+    let place = place.clone();
+    Box::pin(async move {
+        let message = vec![card.to_outgoing()];
+        match posted {
+            Some(posted) => {
+                let edited = outbox.replace(&posted, message).await;
+                Some(edited.unwrap_or(posted))
+            }
+            None => outbox.post(&place, message).await.ok(),
+        }
+    })
+}
+
+/// The outcome of the card's call in flight; never ready when there is none.
+async fn in_flight(flight: &mut Option<PendingCard>) -> Option<Posted> {
+    match flight {
+        Some(call) => call.await,
+        None => std::future::pending().await,
+    }
 }
 
 /// The longest one live message may take to be delivered.

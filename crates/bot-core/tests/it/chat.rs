@@ -44,6 +44,10 @@ struct Memory {
     reactions: Mutex<Vec<(String, String)>>,
     /// Where each message was posted.
     places: Mutex<BTreeMap<String, Place>>,
+    /// When set, posts of status cards wait for a permit here (a slow or rate-limited lane).
+    hold_status: Mutex<Option<Arc<Semaphore>>>,
+    /// Counts completed posts, for tests that wait for one.
+    posts: tokio::sync::watch::Sender<u64>,
 }
 
 impl Memory {
@@ -56,6 +60,8 @@ impl Memory {
             thread: Mutex::new(Ok(Vec::new())),
             reactions: Mutex::new(Vec::new()),
             places: Mutex::new(BTreeMap::new()),
+            hold_status: Mutex::new(None),
+            posts: tokio::sync::watch::Sender::new(0),
         })
     }
 
@@ -104,7 +110,14 @@ impl Outbox for Memory {
         messages: Vec<Outgoing>,
     ) -> AdapterFuture<'a, Result<Posted, SendError>> {
         Box::pin(async move {
+            let hold = self.hold_status.lock().expect("hold").clone();
+            if let Some(gate) = hold
+                && messages.iter().any(|m| m.role == Role::Status)
+            {
+                gate.acquire().await.expect("gate").forget();
+            }
             let ids = self.add(messages);
+            self.posts.send_modify(|n| *n += 1);
             for id in &ids {
                 self.places
                     .lock()
@@ -881,6 +894,45 @@ async fn an_ai_request_shows_its_status_card_until_the_captioned_answer_is_out()
             "Tool calls of this answer:\n1. `yetibot/help`: ok\n\nBudget: 1 of 6 host calls used."
         )
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_status_card_slow_to_post_never_holds_the_answer_back() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion("Done.")),
+    );
+    let outbox = Memory::new(Limits::DISCORD);
+    let gate = Arc::new(Semaphore::new(0));
+    *outbox.hold_status.lock().expect("hold") = Some(Arc::clone(&gate));
+    let bot = conductor(interpreter(&Gates::new(), Some(ai(&fixture))));
+    let handling = tokio::spawn({
+        let bot = Arc::clone(&bot);
+        let event = incoming(message("m1", "!ai Hi"), &outbox);
+        async move { bot.handle(event).await }
+    });
+    // The working card's post is stuck on its lane, and the answer is out regardless.
+    let mut posts = outbox.posts.subscribe();
+    tokio::time::timeout(
+        Duration::from_secs(30),
+        posts.wait_for(|_| outbox.of_role(Role::Answer).len() == 1),
+    )
+    .await
+    .expect("the answer while the card is held")
+    .expect("posts");
+    assert!(outbox.of_role(Role::Status).is_empty());
+    // Once the card's post is confirmed, after the answer, the card is removed by its ID.
+    gate.add_permits(1);
+    handling.await.expect("handled");
+    let log = outbox.log();
+    let [Op::Post(answer), Op::Post(card), Op::Delete(deleted)] = log.as_slice() else {
+        panic!("answer, card, removal: {log:?}")
+    };
+    assert_eq!(deleted, card);
+    assert_ne!(answer, card);
+    assert!(outbox.of_role(Role::Status).is_empty());
+    assert_eq!(texts(&outbox, Role::Answer), ["Done."]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
