@@ -6,7 +6,7 @@
 //! slack-morphism models differently, or a type it does not model at all, is read the same
 //! way. Reading is linear in the event's size and never panics.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -149,18 +149,27 @@ pub(crate) enum Ignored {
     Malformed,
     /// The text is longer than [`MAX_TEXT_BYTES`].
     Oversized,
+    /// An edit of a message this adapter has not seen (sent before it started, or too long
+    /// ago): its thread is unknown, and an answer in a guessed place would be in the wrong
+    /// conversation.
+    Unseen,
 }
 
-/// Reads one Events API event (the `event` of an envelope's payload).
-pub(crate) fn event(event: &Value, me: &BotIdentity) -> Result<Inbound, Ignored> {
+/// Reads one Events API event (the `event` of an envelope's payload). `threads` learns
+/// the thread of each new message and gives edits theirs.
+pub(crate) fn event(
+    event: &Value,
+    me: &BotIdentity,
+    threads: &mut Threads,
+) -> Result<Inbound, Ignored> {
     match event.get("type").and_then(Value::as_str) {
-        Some("message") => message(event, me),
+        Some("message") => message(event, me, threads),
         Some("reaction_added") => reaction(event, me),
         _ => Err(Ignored::Kind),
     }
 }
 
-fn message(event: &Value, me: &BotIdentity) -> Result<Inbound, Ignored> {
+fn message(event: &Value, me: &BotIdentity, threads: &mut Threads) -> Result<Inbound, Ignored> {
     let raw = RawMessage::deserialize(event).map_err(|_| Ignored::Malformed)?;
     let channel = raw.channel.clone().ok_or(Ignored::Malformed)?;
     match raw.subtype.as_deref() {
@@ -169,10 +178,12 @@ fn message(event: &Value, me: &BotIdentity) -> Result<Inbound, Ignored> {
                 return Err(Ignored::Bot);
             }
             let (user, ts) = raw.user.zip(raw.ts).ok_or(Ignored::Malformed)?;
+            let thread = raw.thread_ts.unwrap_or_else(|| ts.clone());
+            threads.remember(&channel, &ts, &thread);
             let text = text(raw.text.as_deref())?;
             Ok(Inbound::Message {
                 channel,
-                thread: raw.thread_ts.unwrap_or_else(|| ts.clone()),
+                thread,
                 ts,
                 user,
                 text,
@@ -204,10 +215,16 @@ fn message(event: &Value, me: &BotIdentity) -> Result<Inbound, Ignored> {
             }
             let user = current.user.ok_or(Ignored::Malformed)?;
             let ts = current.ts.ok_or(Ignored::Malformed)?;
+            // slack-morphism's model of the edited message keeps no `thread_ts`, so the
+            // thread is the one the message was seen in when it was sent.
+            let thread = current
+                .thread_ts
+                .or_else(|| threads.thread_of(&channel, &ts))
+                .ok_or(Ignored::Unseen)?;
             let text = text(current.text.as_deref())?;
             Ok(Inbound::Message {
                 channel,
-                thread: current.thread_ts.unwrap_or_else(|| ts.clone()),
+                thread,
                 edit: Some(revision(&ts, &edited)),
                 ts,
                 user,
@@ -358,6 +375,49 @@ pub(crate) fn micros(ts: &str) -> Option<u64> {
     secs.checked_mul(1_000_000)?.checked_add(frac)
 }
 
+/// The threads of the most recent messages, by channel and message `ts`, so that an edit
+/// is answered in the thread its message is in. Bounded: past `capacity` entries the oldest
+/// is forgotten. Each entry is two Slack IDs (a few dozen bytes).
+#[derive(Debug)]
+pub(crate) struct Threads {
+    order: VecDeque<(String, String)>,
+    threads: HashMap<(String, String), String>,
+    capacity: usize,
+}
+
+impl Threads {
+    pub(crate) fn new(capacity: usize) -> Self {
+        Self {
+            order: VecDeque::new(),
+            threads: HashMap::new(),
+            capacity: capacity.max(1),
+        }
+    }
+
+    /// Records that message `ts` in `channel` is in `thread`. A replayed message changes
+    /// nothing.
+    pub(crate) fn remember(&mut self, channel: &str, ts: &str, thread: &str) {
+        let key = (channel.to_owned(), ts.to_owned());
+        if self.threads.contains_key(&key) {
+            return;
+        }
+        if self.order.len() >= self.capacity
+            && let Some(old) = self.order.pop_front()
+        {
+            self.threads.remove(&old);
+        }
+        self.threads.insert(key.clone(), thread.to_owned());
+        self.order.push_back(key);
+    }
+
+    /// The thread of message `ts` in `channel`, when it was seen.
+    pub(crate) fn thread_of(&self, channel: &str, ts: &str) -> Option<String> {
+        self.threads
+            .get(&(channel.to_owned(), ts.to_owned()))
+            .cloned()
+    }
+}
+
 /// Event IDs seen lately, so that a redelivered event (the same envelope again, or Slack's
 /// retry of an event it thinks was not acknowledged) runs nothing twice. Bounded: the oldest
 /// IDs are forgotten first, long after Slack's last retry of a busy workspace's events.
@@ -414,7 +474,10 @@ mod tests {
     }
 
     fn check(event: Value) -> Result<Inbound, Ignored> {
-        super::event(&event, &me())
+        let mut threads = Threads::new(16);
+        // The edited message of the tests was seen when it was sent, outside threads.
+        threads.remember("C1", "1700000000.000100", "1700000000.000100");
+        super::event(&event, &me(), &mut threads)
     }
 
     #[test]
@@ -486,6 +549,40 @@ mod tests {
                 "previous_message": {"text": "see https://x"}})
             ),
             Err(Ignored::NoChange)
+        );
+    }
+
+    #[test]
+    fn an_edit_is_answered_in_the_thread_its_message_was_seen_in() {
+        let mut threads = Threads::new(2);
+        let reply = json!({"type": "message", "channel": "C1", "user": "U1",
+            "text": "!ai first", "ts": "1700000001.000000", "thread_ts": "1700000000.000100"});
+        assert!(super::event(&reply, &me(), &mut threads).is_ok());
+        // slack-morphism hands edits on without the nested message's thread_ts.
+        let edit = |ts: &str| {
+            json!({"type": "message", "subtype": "message_changed", "channel": "C1",
+                "message": {"user": "U1", "text": "!ai second", "ts": ts,
+                    "edited": {"user": "U1", "ts": "1700000009.000000"}},
+                "previous_message": {"text": "!ai first"}})
+        };
+        assert!(matches!(
+            super::event(&edit("1700000001.000000"), &me(), &mut threads),
+            Ok(Inbound::Message { thread, edit: Some(_), .. }) if thread == "1700000000.000100"
+        ));
+        // A message never seen (or forgotten past the bound) is not answered somewhere
+        // guessed.
+        assert_eq!(
+            super::event(&edit("1600000000.000000"), &me(), &mut threads),
+            Err(Ignored::Unseen)
+        );
+        for n in 0..2 {
+            let other = json!({"type": "message", "channel": "C2", "user": "U1",
+                "text": "hi", "ts": format!("1700000100.00000{n}")});
+            assert!(super::event(&other, &me(), &mut threads).is_ok());
+        }
+        assert_eq!(
+            super::event(&edit("1700000001.000000"), &me(), &mut threads),
+            Err(Ignored::Unseen)
         );
     }
 

@@ -48,7 +48,7 @@ pub use names::{NAME_CAPACITY, NAME_REFRESH};
 pub use outbox::HISTORY_PAGE;
 pub use split::split;
 
-use inbound::{BotIdentity, Ignored, Inbound, Seen};
+use inbound::{BotIdentity, Ignored, Inbound, Seen, Threads};
 use names::Names;
 use outbox::SlackOutbox;
 
@@ -72,7 +72,8 @@ pub struct SlackOptions {
     pub queue: usize,
     /// Events whose names are looked up at once.
     pub concurrency: usize,
-    /// Event IDs remembered against redelivery.
+    /// Event IDs remembered against redelivery, and messages whose thread is remembered for
+    /// their edits.
     pub seen: usize,
 }
 
@@ -115,6 +116,8 @@ pub enum SlackError {
 struct Shared {
     me: BotIdentity,
     seen: Mutex<Seen>,
+    /// The threads of recent messages, for their edits.
+    threads: Mutex<Threads>,
     queue: mpsc::Sender<Inbound>,
     intake: Intake,
 }
@@ -162,7 +165,13 @@ async fn on_push(
     };
     let read = serde_json::to_value(&event.event)
         .map_err(|_| Ignored::Malformed)
-        .and_then(|body| inbound::event(&body, &shared.me));
+        .and_then(|body| {
+            let mut threads = shared
+                .threads
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            inbound::event(&body, &shared.me, &mut threads)
+        });
     shared
         .take(&format!("event:{}", event.event_id.0), read)
         .map_err(|e| Box::new(e) as BoxError)
@@ -284,6 +293,7 @@ impl SlackAdapter {
         let shared = Arc::new(Shared {
             me: me.clone(),
             seen: Mutex::new(Seen::new(options.seen)),
+            threads: Mutex::new(Threads::new(options.seen)),
             queue: queue_tx,
             intake,
         });
