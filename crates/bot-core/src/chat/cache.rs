@@ -67,6 +67,8 @@ pub(crate) struct Cache {
     runs: HashMap<Key, RunState>,
     run_order: VecDeque<Key>,
     next: u64,
+    /// This run's mark in every token.
+    instance: u64,
 }
 
 /// Why a run was not started.
@@ -79,8 +81,12 @@ pub(crate) enum Refused {
 }
 
 impl Cache {
-    pub(crate) fn new(capacity: usize) -> Self {
+    /// A cache of `capacity` commands whose button tokens carry `instance`, a number that
+    /// differs between runs of the bot, so that a button posted before a restart never
+    /// matches a command of this run.
+    pub(crate) fn new(capacity: usize, instance: u64) -> Self {
         Self {
+            instance,
             capacity: capacity.max(1),
             entries: HashMap::new(),
             order: VecDeque::new(),
@@ -91,10 +97,10 @@ impl Cache {
         }
     }
 
-    /// A fresh token (unique in this process).
+    /// A fresh token: unique in this process, and unlike any of another run's.
     pub(crate) fn token(&mut self) -> String {
         self.next += 1;
-        format!("c{}", self.next)
+        format!("c{:016x}-{}", self.instance, self.next)
     }
 
     /// Starts a run of `key` at message `revision`, atomically with the checks that decide
@@ -272,19 +278,23 @@ mod tests {
 
     #[test]
     fn entries_and_their_tokens_are_evicted_together() {
-        let mut cache = Cache::new(2);
-        for n in 0..3 {
-            let token = cache.token();
-            cache.put(key(n), entry(token));
-        }
+        let mut cache = Cache::new(2, 7);
+        let tokens: Vec<String> = (0..3)
+            .map(|n| {
+                let token = cache.token();
+                cache.put(key(n), entry(token.clone()));
+                token
+            })
+            .collect();
+        assert_eq!(tokens[2], "c0000000000000007-3");
         assert!(cache.get(&key(0)).is_none());
-        assert_eq!(cache.by_token("c1"), None);
-        assert_eq!(cache.by_token("c3"), Some(key(2)));
+        assert_eq!(cache.by_token(&tokens[0]), None);
+        assert_eq!(cache.by_token(&tokens[2]), Some(key(2)));
     }
 
     #[test]
     fn only_the_newest_revision_runs_and_replays_are_refused_atomically() {
-        let mut cache = Cache::new(1);
+        let mut cache = Cache::new(1, 7);
         let first = cache.begin(&key(0), 0, true).expect("new");
         assert_eq!(cache.begin(&key(0), 0, true), Err(Refused::Replayed));
         let edit = cache.begin(&key(0), 2, false).expect("edit");
@@ -300,7 +310,7 @@ mod tests {
 
     #[test]
     fn runs_stay_bounded_but_one_in_flight_is_never_forgotten() {
-        let mut cache = Cache::new(1);
+        let mut cache = Cache::new(1, 7);
         cache.begin(&key(0), 0, true).expect("running");
         for n in 1..10 {
             cache.begin(&key(n), 0, true).expect("new");

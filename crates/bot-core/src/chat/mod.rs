@@ -37,6 +37,10 @@ pub struct ConductorOptions {
     pub deadline: Duration,
     /// How many answered commands keep live buttons.
     pub cache_capacity: usize,
+    /// A number that differs between runs of the bot, marking every button token, so that a
+    /// button posted before a restart is reported as expired instead of matching a command
+    /// of this run (tokens are counted from one in each run). The default is random.
+    pub instance: u64,
 }
 
 impl Default for ConductorOptions {
@@ -45,8 +49,18 @@ impl Default for ConductorOptions {
             status_interval: Duration::from_secs(1),
             deadline: DEFAULT_DEADLINE,
             cache_capacity: DEFAULT_CACHE_CAPACITY,
+            instance: random_instance(),
         }
     }
+}
+
+/// A random number from the standard library's per-process hashing keys (the operating
+/// system's randomness), so the default needs no clock and no extra dependency.
+fn random_instance() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish()
 }
 
 /// How long one command may run by default: long enough for a full tool loop of slow
@@ -95,7 +109,7 @@ impl Conductor {
     pub fn new(interpreter: Arc<Interpreter>, options: ConductorOptions) -> Self {
         Self {
             interpreter,
-            cache: Mutex::new(Cache::new(options.cache_capacity)),
+            cache: Mutex::new(Cache::new(options.cache_capacity, options.instance)),
             options,
         }
     }

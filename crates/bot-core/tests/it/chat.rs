@@ -644,6 +644,36 @@ async fn help_never_runs_what_a_quoted_first_word_hides() {
 }
 
 #[tokio::test]
+async fn a_button_from_before_a_restart_never_matches_a_command_of_this_run() {
+    let outbox = Memory::new(Limits::DISCORD);
+    let before = conductor(interpreter(&Gates::new(), None));
+    before
+        .handle(incoming(message("m1", "!echo old"), &outbox))
+        .await;
+    let (old_id, old) = outbox.of_role(Role::Answer).remove(0);
+    let old_token = token_of(&old, Action::RunAgain);
+    // The bot restarts and answers another command: its first token is counted like the
+    // old one, but the run's mark differs.
+    let after = conductor(interpreter(&Gates::new(), None));
+    after
+        .handle(incoming(message("m2", "!echo new"), &outbox))
+        .await;
+    let new = outbox
+        .of_role(Role::Answer)
+        .into_iter()
+        .find(|(_, m)| m.text == "new")
+        .expect("the new answer");
+    assert_ne!(token_of(&new.1, Action::RunAgain), old_token);
+    after
+        .handle(incoming(
+            press("U1", &old_id, Action::RunAgain, &old_token),
+            &outbox,
+        ))
+        .await;
+    assert_eq!(texts(&outbox, Role::Notice), [EXPIRED_BUTTON]);
+}
+
+#[tokio::test]
 async fn expired_buttons_explain_how_to_resend_and_help_shows_the_commands_help() {
     let outbox = Memory::new(Limits::DISCORD);
     let bot = conductor(interpreter(&Gates::new(), None));
