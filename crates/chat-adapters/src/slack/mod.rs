@@ -25,7 +25,9 @@ mod names;
 mod outbox;
 mod split;
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use serde_json::Value;
 use slack_morphism::errors::SlackClientError;
@@ -33,6 +35,7 @@ use slack_morphism::prelude::*;
 
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
+use tokio::time::Instant;
 
 use crate::config::SlackSettings;
 use crate::event::{Author, Event, EventKind, Place};
@@ -54,6 +57,60 @@ use outbox::SlackOutbox;
 
 /// What the bot says when it cannot tell a conversation's name, which history needs.
 pub const NAME_NOTICE: &str = "I cannot read this conversation's name, which my history needs. Add the Slack scopes channels:read, groups:read, im:read, mpim:read and users:read to the app, then reinstall it.";
+
+/// What a conversation is told when Slack did not answer the lookup of its name (a rate
+/// limit or an outage) and its message was not taken.
+pub const NAME_UNAVAILABLE_NOTICE: &str = "Slack did not tell me this conversation's name, which my history needs, so I did not take that message. Send it again in a moment.";
+
+/// The least time between two notices of one kind to one conversation: messages the bot
+/// cannot take (all of them, chatter included) must not each bring a notice.
+pub const NOTICE_INTERVAL: Duration = Duration::from_secs(10 * 60);
+
+/// How many conversations' notices are remembered; past it the oldest is forgotten.
+const NOTICE_CAPACITY: usize = 1_024;
+
+/// When each conversation was last given each notice, bounded.
+#[derive(Debug)]
+struct Notices {
+    last: HashMap<(String, String), Instant>,
+    capacity: usize,
+}
+
+impl Notices {
+    fn new(capacity: usize) -> Self {
+        Self {
+            last: HashMap::new(),
+            capacity: capacity.max(1),
+        }
+    }
+
+    /// Whether `channel` may be given `notice` at `now`, recording it when so.
+    fn allow(&mut self, channel: &str, notice: &str, now: Instant) -> bool {
+        let key = (channel.to_owned(), notice.to_owned());
+        if self
+            .last
+            .get(&key)
+            .is_some_and(|at| now.saturating_duration_since(*at) < NOTICE_INTERVAL)
+        {
+            return false;
+        }
+        if self.last.len() >= self.capacity && !self.last.contains_key(&key) {
+            self.last
+                .retain(|_, at| now.saturating_duration_since(*at) < NOTICE_INTERVAL);
+            if self.last.len() >= self.capacity
+                && let Some(oldest) = self
+                    .last
+                    .iter()
+                    .min_by_key(|(_, at)| **at)
+                    .map(|(k, _)| k.clone())
+            {
+                self.last.remove(&oldest);
+            }
+        }
+        self.last.insert(key, now);
+        true
+    }
+}
 
 /// How an adapter connects, paces and bounds its work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,6 +175,8 @@ struct Shared {
     seen: Mutex<Seen>,
     /// The threads of recent messages, for their edits.
     threads: Mutex<Threads>,
+    /// When each conversation was last told that the bot cannot take its messages.
+    notices: Mutex<Notices>,
     queue: mpsc::Sender<Inbound>,
     intake: Intake,
 }
@@ -128,6 +187,14 @@ struct Shared {
 struct Deferred;
 
 impl Shared {
+    /// Whether conversation `channel` may be told `notice` now (then it is recorded).
+    fn may_tell(&self, channel: &str, notice: &str) -> bool {
+        self.notices
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .allow(channel, notice, Instant::now())
+    }
+
     /// Takes one event: a redelivery is acknowledged and dropped, an event that triggers
     /// nothing is acknowledged, and one that cannot be queued is deferred.
     fn take(&self, id: &str, read: Result<Inbound, Ignored>) -> Result<(), Deferred> {
@@ -294,6 +361,7 @@ impl SlackAdapter {
             me: me.clone(),
             seen: Mutex::new(Seen::new(options.seen)),
             threads: Mutex::new(Threads::new(options.seen)),
+            notices: Mutex::new(Notices::new(NOTICE_CAPACITY)),
             queue: queue_tx,
             intake,
         });
@@ -454,10 +522,23 @@ async fn deliver(
             place.thread = Some(thread);
             match names.room(api, &place.room).await {
                 Ok(name) => place.room_name = Some(name),
-                Err(_) => {
-                    let _ = dyn_outbox
-                        .post(&place, vec![Outgoing::text(Role::Notice, NAME_NOTICE)])
-                        .await;
+                Err(error) => {
+                    // Every message is recorded under its conversation's name, so without
+                    // one nothing is taken. Plain chatter arrives here too: a conversation
+                    // hears why at most once per NOTICE_INTERVAL, not once per message.
+                    let notice = match error {
+                        names::NameError::Refused => NAME_NOTICE,
+                        names::NameError::Unavailable => NAME_UNAVAILABLE_NOTICE,
+                    };
+                    tracing::warn!(
+                        ?error,
+                        "a Slack message was not taken: its conversation's name is unknown"
+                    );
+                    if shared.may_tell(&place.room, notice) {
+                        let _ = dyn_outbox
+                            .post(&place, vec![Outgoing::text(Role::Notice, notice)])
+                            .await;
+                    }
                     return;
                 }
             }
@@ -511,8 +592,12 @@ async fn deliver(
     match shared.intake.offer(event, Arc::clone(&dyn_outbox)) {
         Ok(()) => {}
         Err(IntakeError::Busy) => {
-            let busy = Outgoing::text(Role::Notice, IntakeError::Busy.to_string());
-            let _ = dyn_outbox.post(&place, vec![busy]).await;
+            let busy = IntakeError::Busy.to_string();
+            if shared.may_tell(&place.room, "busy") {
+                let _ = dyn_outbox
+                    .post(&place, vec![Outgoing::text(Role::Notice, busy)])
+                    .await;
+            }
         }
         Err(IntakeError::Closed) => {}
     }

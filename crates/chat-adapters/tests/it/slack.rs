@@ -26,6 +26,14 @@ struct Running {
 
 impl Running {
     async fn start() -> Self {
+        Self::start_with(SlackOptions {
+            connections: 1,
+            ..SlackOptions::default()
+        })
+        .await
+    }
+
+    async fn start_with(options: SlackOptions) -> Self {
         let fake = FakeSlack::start().await;
         fake.set_channel("C1", json!({"id": "C1", "name": "general"}));
         fake.set_channel("D1", json!({"id": "D1", "is_im": true, "user": "U1"}));
@@ -38,10 +46,6 @@ impl Running {
             bot_token: Secret::new(BOT_TOKEN),
             app_token: Secret::new("xapp-test-app-token"),
             api_url: fake.api_url(),
-        };
-        let options = SlackOptions {
-            connections: 1,
-            ..SlackOptions::default()
         };
         let (intake, events) = intake(16);
         let adapter = SlackAdapter::connect(&settings, options, intake)
@@ -263,10 +267,30 @@ async fn bots_the_bot_itself_and_bad_envelopes_trigger_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn edits_reactions_and_presses() {
     let mut slack = Running::start().await;
-    slack.fake.send_event("Ev1", json!({"type": "message", "subtype": "message_changed", "channel": "C1",
-        "message": {"user": "U1", "text": "!ai new", "ts": "1700000000.000100", "thread_ts": "1700000000.000100",
-            "edited": {"user": "U1", "ts": "1700000002.000000"}},
-        "previous_message": {"text": "!ai old"}}));
+    // A reply in a thread, then its edit as Slack sends it: the outer event has a `ts` of its
+    // own, so slack-morphism reads it as a typed message event, whose edited message keeps
+    // no `thread_ts`. The edit still belongs to the thread its message was sent in.
+    slack.fake.send_event(
+        "Ev0",
+        json!({"type": "message", "channel": "C1", "user": "U1", "text": "!ai old",
+            "ts": "1700000001.000000", "thread_ts": "1700000000.000100"}),
+    );
+    assert_eq!(
+        slack.next().await.place.thread.as_deref(),
+        Some("1700000000.000100")
+    );
+    let edit_of = |ts: &str| {
+        json!({"type": "message", "subtype": "message_changed", "channel": "C1", "hidden": true,
+            "ts": "1700000002.000001", "event_ts": "1700000002.000001",
+            "message": {"type": "message", "user": "U1", "text": "!ai new", "ts": ts,
+                "thread_ts": "1700000000.000100",
+                "edited": {"user": "U1", "ts": "1700000002.000000"}},
+            "previous_message": {"type": "message", "user": "U1", "text": "!ai old", "ts": ts,
+                "thread_ts": "1700000000.000100"}})
+    };
+    // The edit of a message this adapter never saw is not answered in a guessed place.
+    slack.fake.send_event("Ev1a", edit_of("1600000000.000000"));
+    slack.fake.send_event("Ev1", edit_of("1700000001.000000"));
     let edit = slack.next().await;
     assert_eq!(
         edit.kind,
@@ -274,7 +298,7 @@ async fn edits_reactions_and_presses() {
             text: "!ai new".into()
         }
     );
-    assert_eq!(edit.message_id, "1700000000.000100");
+    assert_eq!(edit.message_id, "1700000001.000000");
     assert!(edit.revision > 0);
     assert_eq!(edit.place.thread.as_deref(), Some("1700000000.000100"));
     // A reaction on someone else's message is dropped; one on the bot's reaches the bot.
@@ -313,6 +337,44 @@ async fn edits_reactions_and_presses() {
         }
     );
     assert_eq!(press.place.thread.as_deref(), Some("6.5"));
+    slack.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversation_whose_name_cannot_be_read_is_told_once_not_per_message() {
+    // One event prepared at a time, so the conversation's events are settled in order.
+    let mut slack = Running::start_with(SlackOptions {
+        connections: 1,
+        concurrency: 1,
+        ..SlackOptions::default()
+    })
+    .await;
+    // C9 is not known to conversations.info (the scopes are missing, or the app is not in
+    // it): nothing of it reaches the bot, and chatter there brings one notice, not one each.
+    for (n, text) in ["hello", "!echo hi", "more chatter"]
+        .into_iter()
+        .enumerate()
+    {
+        slack.fake.send_event(
+            &format!("Ev{n}"),
+            json!({"type": "message", "channel": "C9", "user": "U1", "text": text,
+                "ts": format!("1700000000.00000{n}")}),
+        );
+    }
+    slack
+        .fake
+        .send_event("Ev9", message("U1", "!echo ok", "1700000009.000000"));
+    let event = slack.next().await;
+    assert_eq!(event.place.room, "C1");
+    let posts = slack.fake.calls("chat.postMessage");
+    assert_eq!(posts.len(), 1, "{posts:?}");
+    assert_eq!(posts[0].body["channel"], "C9");
+    assert!(
+        posts[0].body.to_string().contains("channels:read"),
+        "{:?}",
+        posts[0].body
+    );
+    assert_eq!(slack.fake.calls("conversations.info").len(), 4);
     slack.stop().await;
 }
 
