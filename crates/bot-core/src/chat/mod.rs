@@ -67,6 +67,14 @@ fn random_instance() -> u64 {
 /// turns, short enough that a stuck request is reported.
 pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(15 * 60);
 
+/// What is posted in place of an answer the platform refused or did not confirm in time.
+pub const UNDELIVERED: &str = "I could not deliver this answer: the chat platform refused it or did not confirm it in time. Send the command again.";
+
+/// The longest an answer's delivery (its post, or the replacement of the earlier answer)
+/// may take before it counts as failed. The platform may still show it later; it is not sent
+/// again.
+const ANSWER_DELIVERY_DEADLINE: Duration = Duration::from_secs(30);
+
 /// What an expired button says.
 pub const EXPIRED_BUTTON: &str = "This button has expired (the bot restarted, or the command is too old). Send the command again to run it.";
 
@@ -271,10 +279,10 @@ impl Conductor {
             let answer = answer(reply, &token, details.is_some());
             messages.extend(fit(&answer, &outbox.limits()));
         }
-        let posted = match (&previous, messages.is_empty()) {
-            (Some(previous), _) => outbox.replace(previous, messages).await.ok(),
+        let delivered = match (&previous, messages.is_empty()) {
+            (Some(previous), _) => Some(within_deadline(outbox.replace(previous, messages)).await),
             (None, true) => None,
-            (None, false) => outbox.post(&run.place, messages).await.ok(),
+            (None, false) => Some(within_deadline(outbox.post(&run.place, messages)).await),
         };
         let obsolete = !self.cache().is_current(key, generation);
         if obsolete {
@@ -284,6 +292,24 @@ impl Conductor {
             }
             return;
         }
+        let posted = match delivered {
+            None => None,
+            Some(Some(posted)) => Some(posted),
+            Some(None) => {
+                // Refused, failed or unconfirmed in time: said so, never sent again. An
+                // earlier answer stays tracked, so the next edit or rerun replaces it instead
+                // of posting beside it.
+                let _ = within_deadline(outbox.post(
+                    &run.place,
+                    vec![Outgoing {
+                        error: true,
+                        ..Outgoing::text(Role::Notice, UNDELIVERED)
+                    }],
+                ))
+                .await;
+                previous.clone()
+            }
+        };
         // The live messages belong to the answer: a rerun or an edit replaces them too.
         let posted = match (posted, run.live.is_empty()) {
             (posted, true) => posted,
@@ -817,6 +843,17 @@ fn timed_out(deadline: Duration) -> Reply {
         )),
         meta: None,
     }
+}
+
+/// The platform's confirmation of a delivery, or `None` when it failed or took longer than
+/// [`ANSWER_DELIVERY_DEADLINE`].
+async fn within_deadline(
+    delivery: impl Future<Output = Result<Posted, yetibot_chat_adapters::SendError>>,
+) -> Option<Posted> {
+    tokio::time::timeout(ANSWER_DELIVERY_DEADLINE, delivery)
+        .await
+        .ok()
+        .and_then(Result::ok)
 }
 
 async fn notice(outbox: &Arc<dyn Outbox>, place: &Place, text: &str) {

@@ -12,7 +12,7 @@ use provider_fixture::{Fixture, Reply, script};
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 use yetibot_ai_providers::{Client, ClientOptions, ProviderConfig, ProviderSet};
-use yetibot_bot_core::chat::{Conductor, ConductorOptions, EXPIRED_BUTTON};
+use yetibot_bot_core::chat::{Conductor, ConductorOptions, EXPIRED_BUTTON, UNDELIVERED};
 use yetibot_bot_core::{
     BoxFuture, Call, Category, CommandSpec, Handler, Interpreter, MemoryAliases, Outcome, Settings,
     builtins,
@@ -44,8 +44,11 @@ struct Memory {
     reactions: Mutex<Vec<(String, String)>>,
     /// Where each message was posted.
     places: Mutex<BTreeMap<String, Place>>,
-    /// When set, posts of status cards wait for a permit here (a slow or rate-limited lane).
-    hold_status: Mutex<Option<Arc<Semaphore>>>,
+    /// When set, posts of messages of this role wait for a permit here (a slow or
+    /// rate-limited lane).
+    hold: Mutex<Option<(Role, Arc<Semaphore>)>>,
+    /// When set, posts and replacements of answers are refused.
+    refuse_answers: std::sync::atomic::AtomicBool,
     /// Counts completed posts, for tests that wait for one.
     posts: tokio::sync::watch::Sender<u64>,
 }
@@ -60,7 +63,8 @@ impl Memory {
             thread: Mutex::new(Ok(Vec::new())),
             reactions: Mutex::new(Vec::new()),
             places: Mutex::new(BTreeMap::new()),
-            hold_status: Mutex::new(None),
+            hold: Mutex::new(None),
+            refuse_answers: std::sync::atomic::AtomicBool::new(false),
             posts: tokio::sync::watch::Sender::new(0),
         })
     }
@@ -110,11 +114,16 @@ impl Outbox for Memory {
         messages: Vec<Outgoing>,
     ) -> AdapterFuture<'a, Result<Posted, SendError>> {
         Box::pin(async move {
-            let hold = self.hold_status.lock().expect("hold").clone();
-            if let Some(gate) = hold
-                && messages.iter().any(|m| m.role == Role::Status)
+            let hold = self.hold.lock().expect("hold").clone();
+            if let Some((role, gate)) = hold
+                && messages.iter().any(|m| m.role == role)
             {
                 gate.acquire().await.expect("gate").forget();
+            }
+            if self.refuse_answers.load(Ordering::SeqCst)
+                && messages.iter().any(|m| m.role == Role::Answer)
+            {
+                return Err(SendError::Refused("missing permission"));
             }
             let ids = self.add(messages);
             self.posts.send_modify(|n| *n += 1);
@@ -138,6 +147,11 @@ impl Outbox for Memory {
         messages: Vec<Outgoing>,
     ) -> AdapterFuture<'a, Result<Posted, SendError>> {
         Box::pin(async move {
+            if self.refuse_answers.load(Ordering::SeqCst)
+                && messages.iter().any(|m| m.role == Role::Answer)
+            {
+                return Err(SendError::Unconfirmed("a server error"));
+            }
             {
                 let mut visible = self.visible.lock().expect("visible");
                 for id in &posted.ids {
@@ -289,6 +303,14 @@ fn place(thread: Option<&str>) -> Place {
         room: "general".into(),
         room_name: None,
         thread: thread.map(str::to_owned),
+    }
+}
+
+fn edited(id: &str, revision: u32, text: &str) -> Event {
+    Event {
+        revision,
+        kind: EventKind::Edited { text: text.into() },
+        ..message(id, "")
     }
 }
 
@@ -674,6 +696,46 @@ async fn a_button_from_before_a_restart_never_matches_a_command_of_this_run() {
 }
 
 #[tokio::test]
+async fn an_answer_the_platform_refuses_is_reported_and_the_earlier_one_stays_tracked() {
+    let outbox = Memory::new(Limits::DISCORD);
+    let bot = conductor(interpreter(&Gates::new(), None));
+    bot.handle(incoming(message("m1", "!echo one"), &outbox))
+        .await;
+    let (first, _) = outbox.of_role(Role::Answer).remove(0);
+    // The edit's new answer is refused: the channel is told, nothing is resent.
+    outbox.refuse_answers.store(true, Ordering::SeqCst);
+    bot.handle(incoming(edited("m1", 1, "!echo two"), &outbox))
+        .await;
+    assert_eq!(texts(&outbox, Role::Notice), [UNDELIVERED]);
+    assert!(outbox.of_role(Role::Notice)[0].1.error);
+    // The next edit replaces the answer still shown, rather than posting beside it.
+    outbox.refuse_answers.store(false, Ordering::SeqCst);
+    bot.handle(incoming(edited("m1", 2, "!echo three"), &outbox))
+        .await;
+    assert_eq!(texts(&outbox, Role::Answer), ["three"]);
+    assert!(
+        outbox
+            .log()
+            .iter()
+            .any(|op| matches!(op, Op::Replace(old, _) if old == &vec![first.clone()])),
+        "{:?}",
+        outbox.log()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_answer_the_platform_never_confirms_is_reported_after_the_deadline() {
+    let outbox = Memory::new(Limits::DISCORD);
+    let gate = Arc::new(Semaphore::new(0));
+    *outbox.hold.lock().expect("hold") = Some((Role::Answer, Arc::clone(&gate)));
+    let bot = conductor(interpreter(&Gates::new(), None));
+    bot.handle(incoming(message("m1", "!echo hi"), &outbox))
+        .await;
+    assert_eq!(texts(&outbox, Role::Notice), [UNDELIVERED]);
+    assert!(outbox.of_role(Role::Answer).is_empty());
+}
+
+#[tokio::test]
 async fn expired_buttons_explain_how_to_resend_and_help_shows_the_commands_help() {
     let outbox = Memory::new(Limits::DISCORD);
     let bot = conductor(interpreter(&Gates::new(), None));
@@ -935,7 +997,7 @@ async fn a_status_card_slow_to_post_never_holds_the_answer_back() {
     );
     let outbox = Memory::new(Limits::DISCORD);
     let gate = Arc::new(Semaphore::new(0));
-    *outbox.hold_status.lock().expect("hold") = Some(Arc::clone(&gate));
+    *outbox.hold.lock().expect("hold") = Some((Role::Status, Arc::clone(&gate)));
     let bot = conductor(interpreter(&Gates::new(), Some(ai(&fixture))));
     let handling = tokio::spawn({
         let bot = Arc::clone(&bot);
