@@ -52,7 +52,7 @@ mod recent;
 mod render;
 mod rest;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -90,6 +90,9 @@ pub const INTENTS: Intents = Intents::GUILDS
 /// with [`DiscordOptions::shards`].
 pub const MAX_SHARDS: usize = 256;
 
+/// The most typing indicators sent at once (one per channel at most); typing is best effort.
+const MAX_TYPING_CALLS: usize = 32;
+
 /// A pinned range of shards, for splitting one bot over several processes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ShardRange {
@@ -119,7 +122,8 @@ pub struct DiscordBounds {
     pub max_invalid_requests: usize,
     /// The longest message text read, in UTF-8 bytes; longer messages are ignored.
     pub max_message_bytes: usize,
-    /// How often the typing indicator is renewed while a status card is up.
+    /// How often the typing indicator is renewed while a status card is up (read as 10 ms
+    /// when set lower).
     pub typing_interval: Duration,
     /// The longest a channel shows typing for one request, should its card never be removed.
     pub max_typing: Duration,
@@ -362,7 +366,23 @@ impl Running {
         let shared = Arc::clone(&dispatcher.shared);
         let refused = shared.answers.limiter().clone();
         let mut typists: HashMap<u64, (usize, tokio::time::Instant)> = HashMap::new();
-        let mut tick = tokio::time::interval(shared.bounds.typing_interval);
+        // Typing is sent on tasks of its own, at most one per channel and MAX_TYPING_CALLS
+        // in all, so a slow or rate-limited ancillary lane never holds up this loop (stop,
+        // a refused token, a finished shard, the next Stop) and never piles up: a ping
+        // that finds its channel's previous one still in flight is skipped.
+        let mut pings: JoinSet<u64> = JoinSet::new();
+        let mut pinging: HashSet<u64> = HashSet::new();
+        let ping = |channel: u64, pings: &mut JoinSet<u64>, pinging: &mut HashSet<u64>| {
+            if pinging.len() < MAX_TYPING_CALLS && pinging.insert(channel) {
+                let shared = Arc::clone(&shared);
+                pings.spawn(async move {
+                    shared.trigger_typing(channel).await;
+                    channel
+                });
+            }
+        };
+        let mut tick =
+            tokio::time::interval(shared.bounds.typing_interval.max(Duration::from_millis(10)));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         tokio::pin!(stop);
         let outcome = loop {
@@ -376,12 +396,17 @@ impl Running {
                     // with part of the bot deaf.
                     Some(Err(_)) | None => break Err(Error::GatewayEnded),
                 },
+                Some(done) = pings.join_next(), if !pings.is_empty() => {
+                    if let Ok(channel) = done {
+                        pinging.remove(&channel);
+                    }
+                }
                 Some(change) = typing.recv() => match change {
                     outbox::Typing::Start(channel) => {
                         let entry = typists.entry(channel).or_insert((0, tokio::time::Instant::now()));
                         entry.0 += 1;
                         entry.1 = tokio::time::Instant::now();
-                        shared.trigger_typing(channel).await;
+                        ping(channel, &mut pings, &mut pinging);
                     }
                     outbox::Typing::Stop(channel) => {
                         if let Some(entry) = typists.get_mut(&channel) {
@@ -397,11 +422,14 @@ impl Running {
                     typists.retain(|_, (_, since)| now.duration_since(*since) < shared.bounds.max_typing);
                     let channels: Vec<u64> = typists.keys().copied().collect();
                     for channel in channels {
-                        shared.trigger_typing(channel).await;
+                        ping(channel, &mut pings, &mut pinging);
                     }
                 }
             }
         };
+        // Typing is best effort: whatever is still in flight is dropped.
+        pings.abort_all();
+        while pings.join_next().await.is_some() {}
         let outcome = match outcome {
             Ok(()) if refused.is_unauthorized() => Err(Error::Unauthorized),
             other => other,

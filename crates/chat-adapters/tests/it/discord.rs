@@ -704,6 +704,38 @@ async fn a_status_card_shows_typing_on_its_own_lane_until_it_is_removed() {
 }
 
 #[tokio::test]
+async fn a_typing_call_that_hangs_holds_up_nothing() {
+    // Requests may take 30 s before they count as failed, and Discord takes a minute to
+    // answer the first typing call.
+    let bot = Bot::with(
+        DiscordBounds {
+            request_timeout: Duration::from_secs(30),
+            ..bounds()
+        },
+        64,
+        |_| {},
+    )
+    .await;
+    bot.fake
+        .fault(Fault::new("POST", "10/typing", 204).delayed(Duration::from_secs(60)));
+    let card = bot
+        .outbox
+        .post(&place(CHANNEL), vec![StatusCard::default().to_outgoing()])
+        .await
+        .expect("card");
+    bot.fake
+        .until("typing sent", |f| {
+            !f.requests_to("POST", "10/typing").is_empty()
+        })
+        .await;
+    // The hanging call is the channel's only one (renewals skip a channel whose call is
+    // still out), and the adapter stops at once (`stop` allows 10 s), the call dropped.
+    bot.outbox.delete(&card).await.expect("removed");
+    assert_eq!(bot.fake.requests_to("POST", "10/typing").len(), 1);
+    bot.stop().await.expect("stops");
+}
+
+#[tokio::test]
 async fn replace_edits_in_place_deletes_extras_and_posts_what_is_missing() {
     let bot = Bot::start().await;
     let two = vec![
