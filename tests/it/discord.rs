@@ -716,11 +716,17 @@ async fn grok_answers_in_a_reply_thread_unless_told_not_to_and_stays_in_a_thread
             v.len() == 1 && v[0].text().starts_with("In a thread.")
         })
         .await;
-    assert!(
-        stack.fake.messages(thread)[0]
-            .text()
-            .starts_with("Working…")
-    );
+    // The working card went in the thread too (its post runs beside the answer, so either
+    // may be first), and is removed once confirmed.
+    stack
+        .fake
+        .until("the card posted and removed", |f| {
+            f.messages(thread)
+                .iter()
+                .any(|m| m.text().starts_with("Working…"))
+                && f.visible(thread).len() == 1
+        })
+        .await;
     assert!(stack.fake.messages(CHANNEL).is_empty());
     // --no-thread answers in the channel.
     stack.say(CHANNEL, "!grok --no-thread --no-tools Quick one.");
