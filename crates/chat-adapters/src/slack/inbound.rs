@@ -6,7 +6,7 @@
 //! slack-morphism models differently, or a type it does not model at all, is read the same
 //! way. Reading is linear in the event's size and never panics.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -375,44 +375,62 @@ pub(crate) fn micros(ts: &str) -> Option<u64> {
     secs.checked_mul(1_000_000)?.checked_add(frac)
 }
 
-/// The threads of the most recent messages, by channel and message `ts`, so that an edit
-/// is answered in the thread its message is in. Bounded: past `capacity` entries the oldest
-/// is forgotten. Each entry is two Slack IDs (a few dozen bytes).
+/// A map that keeps only its newest `capacity` keys: past it, the oldest key inserted is
+/// forgotten. Each insert and lookup is constant time.
 #[derive(Debug)]
-pub(crate) struct Threads {
-    order: VecDeque<(String, String)>,
-    threads: HashMap<(String, String), String>,
+struct Recent<K, V> {
+    order: VecDeque<K>,
+    map: HashMap<K, V>,
     capacity: usize,
 }
 
-impl Threads {
-    pub(crate) fn new(capacity: usize) -> Self {
+impl<K: std::hash::Hash + Eq + Clone, V> Recent<K, V> {
+    fn new(capacity: usize) -> Self {
         Self {
             order: VecDeque::new(),
-            threads: HashMap::new(),
+            map: HashMap::new(),
             capacity: capacity.max(1),
         }
+    }
+
+    /// Records `key` with `value`; false (and nothing changes) when it was already there.
+    fn insert(&mut self, key: K, value: V) -> bool {
+        if self.map.contains_key(&key) {
+            return false;
+        }
+        if self.order.len() >= self.capacity
+            && let Some(old) = self.order.pop_front()
+        {
+            self.map.remove(&old);
+        }
+        self.map.insert(key.clone(), value);
+        self.order.push_back(key);
+        true
+    }
+}
+
+/// The threads of the most recent messages, by channel and message `ts`, so that an edit
+/// is answered in the thread its message is in. Bounded: past `capacity` entries the oldest
+/// is forgotten. Each entry is three Slack IDs (a few dozen bytes).
+#[derive(Debug)]
+pub(crate) struct Threads(Recent<(String, String), String>);
+
+impl Threads {
+    pub(crate) fn new(capacity: usize) -> Self {
+        Self(Recent::new(capacity))
     }
 
     /// Records that message `ts` in `channel` is in `thread`. A replayed message changes
     /// nothing.
     pub(crate) fn remember(&mut self, channel: &str, ts: &str, thread: &str) {
-        let key = (channel.to_owned(), ts.to_owned());
-        if self.threads.contains_key(&key) {
-            return;
-        }
-        if self.order.len() >= self.capacity
-            && let Some(old) = self.order.pop_front()
-        {
-            self.threads.remove(&old);
-        }
-        self.threads.insert(key.clone(), thread.to_owned());
-        self.order.push_back(key);
+        self.0
+            .insert((channel.to_owned(), ts.to_owned()), thread.to_owned());
     }
 
     /// The thread of message `ts` in `channel`, when it was seen.
     pub(crate) fn thread_of(&self, channel: &str, ts: &str) -> Option<String> {
-        self.threads
+        self.0
+            .map
             .get(&(channel.to_owned(), ts.to_owned()))
             .cloned()
     }
@@ -422,40 +440,22 @@ impl Threads {
 /// retry of an event it thinks was not acknowledged) runs nothing twice. Bounded: the oldest
 /// IDs are forgotten first, long after Slack's last retry of a busy workspace's events.
 #[derive(Debug)]
-pub(crate) struct Seen {
-    order: VecDeque<String>,
-    ids: HashSet<String>,
-    capacity: usize,
-}
+pub(crate) struct Seen(Recent<String, ()>);
 
 impl Seen {
     pub(crate) fn new(capacity: usize) -> Self {
-        Self {
-            order: VecDeque::new(),
-            ids: HashSet::new(),
-            capacity: capacity.max(1),
-        }
+        Self(Recent::new(capacity))
     }
 
     /// Records `id`; false when it was already there.
     pub(crate) fn insert(&mut self, id: &str) -> bool {
-        if self.ids.contains(id) {
-            return false;
-        }
-        if self.order.len() >= self.capacity
-            && let Some(old) = self.order.pop_front()
-        {
-            self.ids.remove(&old);
-        }
-        self.ids.insert(id.to_owned());
-        self.order.push_back(id.to_owned());
-        true
+        self.0.insert(id.to_owned(), ())
     }
 
     /// Forgets `id`, so that a redelivery of an event that could not be taken is taken.
     pub(crate) fn forget(&mut self, id: &str) {
-        if self.ids.remove(id) {
-            self.order.retain(|x| x != id);
+        if self.0.map.remove(id).is_some() {
+            self.0.order.retain(|x| x != id);
         }
     }
 }

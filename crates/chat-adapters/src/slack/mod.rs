@@ -72,7 +72,7 @@ const NOTICE_CAPACITY: usize = 1_024;
 /// When each conversation was last given each notice, bounded.
 #[derive(Debug)]
 struct Notices {
-    last: HashMap<(String, String), Instant>,
+    last: HashMap<(String, &'static str), Instant>,
     capacity: usize,
 }
 
@@ -85,8 +85,8 @@ impl Notices {
     }
 
     /// Whether `channel` may be given `notice` at `now`, recording it when so.
-    fn allow(&mut self, channel: &str, notice: &str, now: Instant) -> bool {
-        let key = (channel.to_owned(), notice.to_owned());
+    fn allow(&mut self, channel: &str, notice: &'static str, now: Instant) -> bool {
+        let key = (channel.to_owned(), notice);
         if self
             .last
             .get(&key)
@@ -188,7 +188,7 @@ struct Deferred;
 
 impl Shared {
     /// Whether conversation `channel` may be told `notice` now (then it is recorded).
-    fn may_tell(&self, channel: &str, notice: &str) -> bool {
+    fn may_tell(&self, channel: &str, notice: &'static str) -> bool {
         self.notices
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
