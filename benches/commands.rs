@@ -16,11 +16,11 @@ use std::time::Instant;
 
 use divan::Bencher;
 use tokio::runtime::Runtime;
-use yetibot_bot_core::{
-    Call, Caller, Category, CommandSpec, Interpreter, MemoryAliases, Outcome, Plain, Settings,
-    builtins,
+use yetibot_command::{
+    Call, Caller, Category, CommandSpec, Interpreter, Outcome, Plain, Settings, builtins,
 };
 use yetibot_conversation::AdapterKind;
+use yetibot_history::MemoryAliases;
 use yetibot_json_util::{Object, SplitMix64, Value, select, sort_order};
 
 fn main() {
@@ -53,7 +53,7 @@ fn catalog() -> (Vec<Value>, Vec<Value>) {
 fn interpreter() -> Interpreter {
     let mut registry = builtins();
     let (rows, records) = catalog();
-    registry.add(CommandSpec::new("catalog", &[Category::Util]).route(
+    registry.add(CommandSpec::new("catalog", &[Category::UTIL]).route(
         None,
         "catalog # a thousand rows with records",
         Plain(move |_: &Call<'_>| {
@@ -77,8 +77,6 @@ fn caller() -> Caller {
         user_name: "bench".into(),
         trusted: true,
         message_id: None,
-        thread: None,
-        progress: None,
         platform: None,
     }
 }
@@ -174,7 +172,7 @@ fn one_stage_command(bencher: Bencher) {
 
 #[divan::bench]
 fn parse_only(bencher: Bencher) {
-    bencher.bench(|| yetibot_bot_core::syntax::parse(divan::black_box(PIPELINE)));
+    bencher.bench(|| yetibot_command::syntax::parse(divan::black_box(PIPELINE)));
 }
 
 #[divan::bench]

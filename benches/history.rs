@@ -15,8 +15,10 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use yetibot_bot_core::{Caller, HistoryStore, history_count_tool, history_tool};
+use yetibot_ai_commands::{history_count_tool, history_tool};
+use yetibot_command::Caller;
 use yetibot_conversation::AdapterKind;
+use yetibot_history::HistoryStore;
 use yetibot_history_store::{
     PostgresOptions, PostgresStore, SqliteOptions, SqliteStore, TablePrefix,
 };
@@ -68,8 +70,6 @@ fn busy() -> Caller {
         user_name: "bench".into(),
         trusted: true,
         message_id: None,
-        thread: None,
-        progress: None,
         platform: None,
     }
 }

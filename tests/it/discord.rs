@@ -8,17 +8,18 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use discord_fixture::{BOT_ID, FakeDiscord, Start, Stored, TOKEN, payload};
+use futures_util::future::BoxFuture;
 use provider_fixture::{Fixture, Reply, script};
 use serde_json::{Value, json};
 use tokio::sync::{Notify, Semaphore, oneshot};
 use tokio::task::{JoinHandle, JoinSet};
 use yetibot_ai_providers::{Client, ClientOptions, ProviderConfig, ProviderSet};
-use yetibot_bot_core::chat::{Conductor, ConductorOptions};
-use yetibot_bot_core::{
-    BoxFuture, Call, Category, CommandSpec, Handler, Interpreter, MemoryAliases, Outcome, Settings,
-    builtins,
-};
 use yetibot_chat_adapters::discord::{Discord, DiscordBounds, DiscordOptions, Error};
+use yetibot_command::{
+    Call, Category, CommandSpec, Handler, Interpreter, Outcome, Settings, builtins,
+};
+use yetibot_conductor::{Conductor, ConductorOptions};
+use yetibot_history::MemoryAliases;
 use yetibot_json_util::SplitMix64;
 use yetibot_mcp_host::{Host, HostOptions, ServerSet};
 use yetibot_redaction::Secret;
@@ -43,7 +44,7 @@ impl Handler for Gate {
 }
 
 fn policy() -> ToolPolicy {
-    let natives = yetibot_bot_core::native_tools();
+    let natives = yetibot_ai_commands::native_tools();
     let config = PolicyConfig {
         toolsets: &[],
         default_toolset: None,
@@ -60,7 +61,7 @@ fn policy() -> ToolPolicy {
 
 fn interpreter(provider: &Fixture, gate: &Arc<Semaphore>) -> Interpreter {
     let mut registry = builtins();
-    registry.add(CommandSpec::new("wait", &[Category::Util]).route(
+    registry.add(CommandSpec::new("wait", &[Category::UTIL]).route(
         None,
         "wait # waits for the test",
         Gate(Arc::clone(gate)),
@@ -84,14 +85,14 @@ fn interpreter(provider: &Fixture, gate: &Arc<Semaphore>) -> Interpreter {
         ],
     )
     .expect("providers");
-    let ai = yetibot_bot_core::ai::AiServices::new(
+    let ai = yetibot_ai_commands::AiServices::new(
         Client::new(ClientOptions::default()).expect("client"),
         providers,
         Host::new(ServerSet::default(), HostOptions::new()).expect("host"),
         policy(),
         Arc::new(tokio::time::Instant::now),
     );
-    for spec in yetibot_bot_core::ai::commands(Arc::new(ai)) {
+    for spec in yetibot_ai_commands::commands(Arc::new(ai)) {
         registry.add(spec);
     }
     Interpreter::new(

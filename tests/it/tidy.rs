@@ -51,11 +51,14 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 #[test]
 fn every_crate_has_docs_a_readme_and_workspace_lints() {
     let expected = [
+        "ai-commands",
         "ai-providers",
-        "bot-core",
         "chat-adapters",
+        "command",
+        "conductor",
         "conversation",
         "discovery-cache",
+        "history",
         "history-store",
         "json-util",
         "mcp-host",
@@ -179,6 +182,10 @@ fn no_old_package_name_remains() {
         "tool-policy",
         "chat-adapters",
         "bot-core",
+        "history",
+        "command",
+        "conductor",
+        "ai-commands",
     ];
     let mut files = Vec::new();
     for dir in [
@@ -363,6 +370,195 @@ fn every_binary_installs_the_redacting_panic_hook() {
             text.contains("install_panic_hook("),
             "{} must call yetibot_redaction::install_panic_hook first thing in main",
             program.display()
+        );
+    }
+}
+
+/// Which workspace crates each crate may depend on (normal and build dependencies), from the
+/// bottom of the workspace up. An edge missing here is a layering change: make it here and in
+/// ARCHITECTURE.md's code map together. Dev-dependencies may reach higher crates (tests of
+/// the conductor drive the real AI commands) but never the binary.
+const LAYERS: &[(&str, &[&str])] = &[
+    ("yetibot-redaction", &[]),
+    ("yetibot-conversation", &[]),
+    ("yetibot-history", &[]),
+    ("yetibot-discovery-cache", &[]),
+    (
+        "yetibot-json-util",
+        &["yetibot-conversation", "yetibot-redaction"],
+    ),
+    (
+        "yetibot-ai-providers",
+        &[
+            "yetibot-conversation",
+            "yetibot-discovery-cache",
+            "yetibot-redaction",
+        ],
+    ),
+    (
+        "yetibot-mcp-host",
+        &["yetibot-conversation", "yetibot-redaction"],
+    ),
+    (
+        "yetibot-tool-policy",
+        &[
+            "yetibot-conversation",
+            "yetibot-json-util",
+            "yetibot-redaction",
+        ],
+    ),
+    (
+        "yetibot-chat-adapters",
+        &["yetibot-conversation", "yetibot-redaction"],
+    ),
+    (
+        "yetibot-history-store",
+        &["yetibot-history", "yetibot-redaction"],
+    ),
+    (
+        "yetibot-command",
+        &[
+            "yetibot-conversation",
+            "yetibot-history",
+            "yetibot-json-util",
+        ],
+    ),
+    (
+        "yetibot-conductor",
+        &[
+            "yetibot-chat-adapters",
+            "yetibot-command",
+            "yetibot-conversation",
+            "yetibot-json-util",
+        ],
+    ),
+    (
+        "yetibot-ai-commands",
+        &[
+            "yetibot-ai-providers",
+            "yetibot-command",
+            "yetibot-conversation",
+            "yetibot-discovery-cache",
+            "yetibot-history",
+            "yetibot-json-util",
+            "yetibot-mcp-host",
+            "yetibot-redaction",
+            "yetibot-tool-policy",
+        ],
+    ),
+    (
+        "yetibot-bin",
+        &[
+            "yetibot-ai-commands",
+            "yetibot-ai-providers",
+            "yetibot-chat-adapters",
+            "yetibot-command",
+            "yetibot-conductor",
+            "yetibot-conversation",
+            "yetibot-discovery-cache",
+            "yetibot-history",
+            "yetibot-history-store",
+            "yetibot-json-util",
+            "yetibot-mcp-host",
+            "yetibot-redaction",
+            "yetibot-tool-policy",
+        ],
+    ),
+];
+
+/// Every workspace package with its workspace dependencies, as `cargo metadata` reports
+/// them: `(package, dependency, kind)` with kind `None` for a normal dependency.
+fn workspace_edges() -> Vec<(String, String, Option<String>)> {
+    let output = std::process::Command::new(env!("CARGO"))
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(root())
+        .output()
+        .expect("cargo metadata runs");
+    assert!(output.status.success(), "cargo metadata failed");
+    let metadata: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("cargo metadata prints JSON");
+    let packages = metadata["packages"].as_array().expect("packages");
+    let names: Vec<&str> = packages.iter().filter_map(|p| p["name"].as_str()).collect();
+    let mut edges = Vec::new();
+    for package in packages {
+        let name = package["name"].as_str().expect("a name");
+        for dependency in package["dependencies"].as_array().expect("dependencies") {
+            let on = dependency["name"].as_str().expect("a dependency name");
+            if names.contains(&on) {
+                let kind = dependency["kind"].as_str().map(str::to_owned);
+                edges.push((name.to_owned(), on.to_owned(), kind));
+            }
+        }
+    }
+    edges
+}
+
+#[test]
+fn workspace_crates_depend_only_on_the_layers_below_them() {
+    let edges = workspace_edges();
+    let libraries: Vec<String> = crates()
+        .iter()
+        .filter_map(|dir| package_name(&fs::read_to_string(dir.join("Cargo.toml")).ok()?))
+        .collect();
+    for library in &libraries {
+        assert!(
+            LAYERS.iter().any(|(name, _)| name == library),
+            "{library} has no row in LAYERS: say what it may depend on"
+        );
+    }
+    for (package, on, kind) in &edges {
+        let Some((_, allowed)) = LAYERS.iter().find(|(name, _)| name == package) else {
+            continue;
+        };
+        match kind.as_deref() {
+            Some("dev") => assert_ne!(on, "yetibot-bin", "{package} tests depend on the binary"),
+            _ => assert!(
+                allowed.contains(&on.as_str()),
+                "{package} depends on {on}, which LAYERS does not allow: an arrow that runs up or sideways"
+            ),
+        }
+    }
+}
+
+/// Production lines of a crate: its `src` files, each up to its `#[cfg(test)]` module (test
+/// modules close a file here), and no `tests.rs` file.
+fn production_lines(dir: &Path) -> usize {
+    let mut files = Vec::new();
+    rust_files(&dir.join("src"), &mut files);
+    files
+        .iter()
+        .filter(|path| path.file_name().is_some_and(|n| n != "tests.rs"))
+        .map(|path| {
+            fs::read_to_string(path)
+                .expect("a source file")
+                .lines()
+                .take_while(|line| line.trim() != "#[cfg(test)]")
+                .count()
+        })
+        .sum()
+}
+
+#[test]
+fn no_crate_holds_more_than_a_fifth_of_the_production_code() {
+    let sizes: Vec<(PathBuf, usize)> = crates()
+        .into_iter()
+        .map(|dir| {
+            let lines = production_lines(&dir);
+            (dir, lines)
+        })
+        .collect();
+    let total: usize = sizes.iter().map(|(_, lines)| lines).sum();
+    for (dir, lines) in &sizes {
+        assert!(
+            lines * 5 <= total,
+            "{} holds {lines} of {total} production lines, more than 20%: split it along its layers",
+            dir.display()
         );
     }
 }

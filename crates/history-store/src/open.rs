@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use yetibot_bot_core::{AliasStore, HistoryStore};
+use yetibot_history::{AliasStore, HistoryStore};
 
 use crate::config::Backend;
 use crate::error::Result;

@@ -9,14 +9,16 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use futures_util::FutureExt as _;
+use futures_util::future::BoxFuture;
 use tokio::sync::{Semaphore, SemaphorePermit};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::tls::NoTlsStream;
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{Client, NoTls, Row, Socket};
-use yetibot_bot_core::{
-    Alias, AliasStore, BoxFuture, HistoryFilter, HistoryQuery, HistoryRecord, HistoryRow,
-    HistoryScope, HistoryStore, MAX_ROWS, RawHistoryRow, StoreError,
+use yetibot_history::limits::MAX_LISTED_ALIASES;
+use yetibot_history::{
+    Alias, AliasStore, HistoryFilter, HistoryQuery, HistoryRecord, HistoryRow, HistoryScope,
+    HistoryStore, RawHistoryRow, StoreError,
 };
 use yetibot_redaction::Secret;
 
@@ -119,7 +121,7 @@ impl PostgresStore {
         let tables = Tables::new(prefix);
         let store = Self {
             config,
-            alias_sql: AliasSql::new(Dialect::Postgres, &tables, MAX_ROWS),
+            alias_sql: AliasSql::new(Dialect::Postgres, &tables, MAX_LISTED_ALIASES),
             tables,
             permits: Semaphore::new(options.max_connections.max(1)),
             options,

@@ -2,9 +2,9 @@
 //! for both databases: the two dialects differ only in a few spellings (placeholders, the
 //! key column, timestamps, case-insensitive matching), which [`Dialect`] supplies.
 
-use yetibot_bot_core::{
-    HistoryFilter, HistoryOrder, HistoryQuery, HistoryRecord, HistoryScope, MAX_HISTORY_BODY_CHARS,
-    MAX_HISTORY_NAME_CHARS, TextMatch,
+use yetibot_history::limits::{MAX_HISTORY_BODY_CHARS, MAX_HISTORY_NAME_CHARS};
+use yetibot_history::{
+    HistoryFilter, HistoryOrder, HistoryQuery, HistoryRecord, HistoryScope, TextMatch,
 };
 
 use crate::config::TablePrefix;
@@ -409,22 +409,10 @@ mod tests {
     #[test]
     fn placeholders_are_numbered_in_parameter_order() {
         let tables = Tables::new(&TablePrefix::default());
-        let caller = yetibot_bot_core::Caller {
-            adapter: yetibot_conversation::AdapterKind::Slack,
-            connection: "slack".into(),
-            room: "#a".into(),
-            user_id: "U".into(),
-            user_name: "u".into(),
-            trusted: true,
-            message_id: None,
-            thread: None,
-            progress: None,
-            platform: None,
-        };
         let statement = count_rows(
             Dialect::Sqlite,
             &tables,
-            &HistoryScope::of(&caller),
+            &HistoryScope::new("slack", "#a"),
             &HistoryFilter {
                 text: Some(TextMatch::Contains("x".into())),
                 skip_commands_starting_with: Some("!history".into()),

@@ -6,13 +6,15 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use futures_util::future::BoxFuture;
 use regex::RegexBuilder;
 use rusqlite::functions::FunctionFlags;
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, ErrorCode, OpenFlags, OptionalExtension, Row, TransactionBehavior};
-use yetibot_bot_core::{
-    Alias, AliasStore, BoxFuture, HistoryFilter, HistoryQuery, HistoryRecord, HistoryRow,
-    HistoryScope, HistoryStore, MAX_ROWS, RawHistoryRow, StoreError,
+use yetibot_history::limits::MAX_LISTED_ALIASES;
+use yetibot_history::{
+    Alias, AliasStore, HistoryFilter, HistoryQuery, HistoryRecord, HistoryRow, HistoryScope,
+    HistoryStore, RawHistoryRow, StoreError,
 };
 
 use crate::config::TablePrefix;
@@ -98,7 +100,7 @@ impl SqliteStore {
         let reader = connection(&path, &options, true)?;
         Ok(Self {
             inner: Arc::new(Inner {
-                alias_sql: AliasSql::new(Dialect::Sqlite, &tables, MAX_ROWS),
+                alias_sql: AliasSql::new(Dialect::Sqlite, &tables, MAX_LISTED_ALIASES),
                 path,
                 writer: Mutex::new(writer),
                 reader: Mutex::new(reader),

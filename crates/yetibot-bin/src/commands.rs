@@ -5,10 +5,11 @@
 use std::hash::BuildHasher;
 use std::sync::Arc;
 
+use yetibot_ai_commands::AiServices;
 use yetibot_ai_providers::{Client, ClientOptions};
-use yetibot_bot_core::ai::AiServices;
-use yetibot_bot_core::{HistoryOptions, Interpreter, Notify, Writer, builtins};
+use yetibot_command::{Interpreter, builtins};
 use yetibot_discovery_cache::DiscoveryCache;
+use yetibot_history::{HistoryOptions, Notify, Writer};
 use yetibot_json_util::SplitMix64;
 use yetibot_mcp_host::{Host, HostOptions};
 
@@ -61,11 +62,11 @@ pub fn ai_services(
     // `grok` without a provider named grok uses the xAI key's Grok provider.
     let grok_configured = config
         .providers
-        .get(yetibot_bot_core::ai::GROK_PROVIDER)
+        .get(yetibot_ai_commands::GROK_PROVIDER)
         .is_some();
     Ok(match &config.xai_key {
         Some(key) if !grok_configured => {
-            let provider = yetibot_bot_core::ai::xai_provider(key, None)
+            let provider = yetibot_ai_commands::xai_provider(key, None)
                 .map_err(|problems| WireError::Client(problems.join("; ")))?;
             services.with_grok_fallback(provider)
         }
@@ -130,7 +131,7 @@ pub async fn wire(
 ) -> Result<Wiring, yetibot_history_store::Error> {
     let stores = yetibot_history_store::open(&config.store).await?;
     let mut registry = builtins();
-    for spec in yetibot_bot_core::ai::commands(Arc::new(ai)) {
+    for spec in yetibot_ai_commands::commands(Arc::new(ai)) {
         registry.add(spec);
     }
     let interpreter = Interpreter::new(
@@ -146,7 +147,7 @@ pub async fn wire(
         });
     }
     let (history, writer) =
-        yetibot_bot_core::history(stores.history, HistoryOptions::default(), notify);
+        yetibot_history::history(stores.history, HistoryOptions::default(), notify);
     Ok(Wiring {
         interpreter: interpreter.with_history(history),
         writer: Some(writer),
@@ -164,7 +165,7 @@ fn seed() -> u64 {
 /// the commands produced them; `null` when absent) and `error` the chat text of the error;
 /// a model's answer adds `meta` (provider, model, duration, tool calls, usage, cost label).
 #[must_use]
-pub fn reply_json(reply: &yetibot_bot_core::Reply) -> String {
+pub fn reply_json(reply: &yetibot_command::Reply) -> String {
     let value = if reply.error.is_some() {
         "null".to_owned()
     } else {
@@ -181,7 +182,7 @@ pub fn reply_json(reply: &yetibot_bot_core::Reply) -> String {
     match &reply.meta {
         Some(meta) => format!(
             r#"{{"value":{value},"data":{data},"error":{error},"meta":{}}}"#,
-            meta.to_json()
+            meta.details
         ),
         None => format!(r#"{{"value":{value},"data":{data},"error":{error}}}"#),
     }

@@ -228,9 +228,9 @@ async fn serve(config: Config) -> ExitCode {
         };
     tracing::info!("history store ready: {}", config.store.describe());
     let writer = wiring.writer.map(|writer| tokio::spawn(writer.run()));
-    let conductor = std::sync::Arc::new(yetibot_bot_core::chat::Conductor::new(
+    let conductor = std::sync::Arc::new(yetibot_conductor::Conductor::new(
         std::sync::Arc::new(wiring.interpreter),
-        yetibot_bot_core::chat::ConductorOptions::default(),
+        yetibot_conductor::ConductorOptions::default(),
     ));
     let (intake, events) = yetibot_chat_adapters::intake(yetibot_bin::serve::INTAKE_CAPACITY);
     let console = match config.web {
@@ -372,15 +372,15 @@ const WRITER_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Logs the history recorder's outage reports: one line when an outage starts, one when
 /// it ends.
-fn log_notice(notice: yetibot_bot_core::Notice) {
+fn log_notice(notice: yetibot_history::Notice) {
     match notice {
-        yetibot_bot_core::Notice::WriteFailed(error) => {
+        yetibot_history::Notice::WriteFailed(error) => {
             tracing::warn!("chat history is not being stored: {error}");
         }
-        yetibot_bot_core::Notice::QueueFull => {
+        yetibot_history::Notice::QueueFull => {
             tracing::warn!("chat history is arriving faster than it is stored; dropping records");
         }
-        yetibot_bot_core::Notice::Recovered { lost } => {
+        yetibot_history::Notice::Recovered { lost } => {
             tracing::info!("chat history is being stored again; {lost} record(s) were lost");
         }
     }

@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use futures_util::FutureExt as _;
 use tokio::task::JoinSet;
-use yetibot_bot_core::chat::Conductor;
 use yetibot_chat_adapters::{Events, Incoming, Outgoing, Role};
+use yetibot_conductor::Conductor;
 
 /// How long running requests may finish after a shutdown signal.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -155,14 +155,15 @@ fn start(
 mod tests {
     use std::sync::Mutex;
 
-    use yetibot_bot_core::{
-        BoxFuture, Call, Category, CommandSpec, Handler, Interpreter, MemoryAliases, Outcome,
-        Plain, Settings, builtins,
-    };
+    use futures_util::future::BoxFuture;
     use yetibot_chat_adapters::{
         AdapterKind, Author, BoxFuture as AdapterFuture, Event, EventKind, HistoryError,
         HistoryLimits, HistoryMessage, Limits, Outbox, Place, Posted, SendError, intake,
     };
+    use yetibot_command::{
+        Call, Category, CommandSpec, Handler, Interpreter, Outcome, Plain, Settings, builtins,
+    };
+    use yetibot_history::MemoryAliases;
 
     use super::*;
 
@@ -222,12 +223,12 @@ mod tests {
 
     fn conductor() -> Arc<Conductor> {
         let mut registry = builtins();
-        registry.add(CommandSpec::new("boom", &[Category::Util]).route(
+        registry.add(CommandSpec::new("boom", &[Category::UTIL]).route(
             None,
             "boom # panics",
             Plain(|_: &Call<'_>| -> Outcome { panic!("a bug in a command") }),
         ));
-        registry.add(CommandSpec::new("forever", &[Category::Util]).route(
+        registry.add(CommandSpec::new("forever", &[Category::UTIL]).route(
             None,
             "forever # never answers",
             Forever,
@@ -240,7 +241,7 @@ mod tests {
         );
         Arc::new(Conductor::new(
             Arc::new(interpreter),
-            yetibot_bot_core::chat::ConductorOptions::default(),
+            yetibot_conductor::ConductorOptions::default(),
         ))
     }
 

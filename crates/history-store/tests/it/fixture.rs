@@ -12,10 +12,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
-use yetibot_bot_core::{
-    AliasStore, Caller, HistoryRecord, HistoryScope, HistoryStore, Interpreter, Settings, builtins,
-};
+use yetibot_command::{Caller, Interpreter, Settings, builtins};
 use yetibot_conversation::AdapterKind;
+use yetibot_history::{AliasStore, HistoryRecord, HistoryStore};
 use yetibot_history_store::{
     PostgresOptions, PostgresStore, SqliteOptions, SqliteStore, Stores, TablePrefix,
 };
@@ -235,8 +234,6 @@ pub(crate) fn caller(adapter: AdapterKind, room: &str) -> Caller {
         user_name: "ann".to_owned(),
         trusted: true,
         message_id: None,
-        thread: None,
-        progress: None,
         platform: None,
     }
 }
@@ -248,7 +245,7 @@ pub(crate) fn slack(room: &str) -> Caller {
 /// A chat message `body` from `who` in `caller`'s room.
 pub(crate) fn said(caller: &Caller, who: &str, body: &str) -> HistoryRecord {
     HistoryRecord {
-        scope: HistoryScope::of(caller),
+        scope: caller.history_scope(),
         user_id: format!("id-{who}"),
         user_name: who.to_owned(),
         body: body.to_owned(),
@@ -264,9 +261,9 @@ pub(crate) fn said(caller: &Caller, who: &str, body: &str) -> HistoryRecord {
 
 /// An interpreter reading history from (and keeping aliases in) `db`.
 pub(crate) fn bot(db: &Db) -> Interpreter {
-    let (history, _writer) = yetibot_bot_core::history(
+    let (history, _writer) = yetibot_history::history(
         Arc::clone(&db.history),
-        yetibot_bot_core::HistoryOptions::default(),
+        yetibot_history::HistoryOptions::default(),
         Arc::new(|_| {}),
     );
     Interpreter::new(

@@ -6,10 +6,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use yetibot_bot_core::{
-    HistoryFilter, HistoryOptions, HistoryScope, HistoryStore, Interpreter, Notice, Settings,
-    StoreError, builtins, history, history_tool,
-};
+use yetibot_ai_commands::history_tool;
+use yetibot_command::{Interpreter, Settings, builtins};
+use yetibot_history::{HistoryFilter, HistoryOptions, HistoryStore, Notice, StoreError, history};
 use yetibot_history_store::{Error, PostgresOptions, PostgresStore, TablePrefix};
 use yetibot_json_util::SplitMix64;
 use yetibot_redaction::Secret;
@@ -82,14 +81,14 @@ async fn a_slow_query_is_cancelled_by_the_statement_timeout() {
         }
         tokio::task::yield_now().await;
     }
-    let scope = HistoryScope::of(&a);
+    let scope = a.history_scope();
     assert_eq!(
         store.count(&scope, &HistoryFilter::default()).await,
         Err(StoreError::TimedOut)
     );
     assert_eq!(
         history_tool(store.as_ref(), &a, "{}").await,
-        Err(yetibot_bot_core::HistoryToolError::Store(
+        Err(yetibot_ai_commands::HistoryToolError::Store(
             StoreError::TimedOut
         ))
     );
@@ -107,7 +106,7 @@ async fn a_server_that_stops_answering_hits_the_socket_and_connect_timeouts() {
     let schema = Schema::new().await;
     let mut proxy = Proxy::start().await;
     let store = store(schema.url_via(&proxy.address.to_string()), quick()).await;
-    let scope = HistoryScope::of(&slack("#a"));
+    let scope = slack("#a").history_scope();
     assert_eq!(store.count(&scope, &HistoryFilter::default()).await, Ok(0));
     proxy.freeze(true);
     assert_eq!(
@@ -145,7 +144,7 @@ async fn the_bot_keeps_answering_while_the_server_is_away_and_recovers_when_it_r
     let writing = tokio::spawn(writer.run());
     let bot = Interpreter::new(
         builtins(),
-        Arc::clone(&store) as Arc<dyn yetibot_bot_core::AliasStore>,
+        Arc::clone(&store) as Arc<dyn yetibot_history::AliasStore>,
         Box::new(SplitMix64::new(1)),
         Settings::default(),
     )
@@ -191,7 +190,7 @@ async fn the_bot_keeps_answering_while_the_server_is_away_and_recovers_when_it_r
     writing.await.expect("the writer ends");
     assert!(notices.try_recv().is_err(), "one notice each way");
     let stored = store
-        .count(&HistoryScope::of(&a), &HistoryFilter::default())
+        .count(&a.history_scope(), &HistoryFilter::default())
         .await
         .expect("count");
     assert!(
@@ -212,7 +211,7 @@ async fn ended_sessions_are_replaced_without_failing_a_read() {
         .append(vec![said(&a, "ann", "hi")])
         .await
         .expect("append");
-    let scope = HistoryScope::of(&a);
+    let scope = a.history_scope();
     let ended: i64 = admin(&schema.url())
         .await
         .query_one(

@@ -4,9 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use yetibot_bot_core::{
-    HistoryFilter, HistoryScope, HistoryStore, HistoryToolError, StoreError, history_count_tool,
-};
+use yetibot_ai_commands::{HistoryToolError, history_count_tool};
+use yetibot_history::{HistoryFilter, HistoryStore, StoreError};
 use yetibot_history_store::{SqliteOptions, SqliteStore, TablePrefix};
 
 use crate::fixture::{Folder, said, slack, sqlite_path};
@@ -26,7 +25,7 @@ async fn a_read_past_its_budget_is_interrupted_and_nothing_partial_is_returned()
     for chunk in records.chunks(64) {
         roomy.append(chunk.to_vec()).await.expect("append");
     }
-    let scope = HistoryScope::of(&a);
+    let scope = a.history_scope();
     assert_eq!(
         roomy.count(&scope, &HistoryFilter::default()).await,
         Ok(5000)

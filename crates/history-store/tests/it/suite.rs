@@ -4,12 +4,12 @@
 use std::sync::Arc;
 
 use serde_json::Value;
-use yetibot_bot_core::{
-    Alias, HistoryFilter, HistoryOptions, HistoryOrder, HistoryQuery, HistoryScope,
-    HistoryToolError, Interpreter, Notice, Settings, StoreError, builtins, history_count_tool,
-    history_tool,
-};
+use yetibot_ai_commands::{HistoryToolError, history_count_tool, history_tool};
+use yetibot_command::{Interpreter, Settings, builtins};
 use yetibot_conversation::AdapterKind;
+use yetibot_history::{
+    Alias, HistoryFilter, HistoryOptions, HistoryOrder, HistoryQuery, Notice, StoreError,
+};
 use yetibot_history_store::{Error, SCHEMA_VERSION};
 use yetibot_json_util::SplitMix64;
 
@@ -61,7 +61,7 @@ fn bodies(page: &Value) -> Vec<String> {
         .collect()
 }
 
-async fn count(db: &Db, caller: &yetibot_bot_core::Caller, query: &str) -> u64 {
+async fn count(db: &Db, caller: &yetibot_command::Caller, query: &str) -> u64 {
     let args = serde_json::json!({ "query": query }).to_string();
     let text = history_count_tool(db.history.as_ref(), caller, &args)
         .await
@@ -90,12 +90,7 @@ async fn reads_never_leave_the_scope_of_two_rooms_and_two_adapters(db: Db) {
         let text = history_tool(db.history.as_ref(), who, "{}")
             .await
             .expect("page");
-        assert_eq!(
-            bodies(&page(&text)),
-            expected,
-            "{:?}",
-            HistoryScope::of(who)
-        );
+        assert_eq!(bodies(&page(&text)), expected, "{:?}", who.history_scope());
         let counted = history_count_tool(db.history.as_ref(), who, "{}")
             .await
             .expect("count");
@@ -264,7 +259,7 @@ async fn long_bodies_and_names_are_cut_by_the_query_and_flagged(db: Db) {
 async fn a_replayed_event_is_recorded_once(db: Db) {
     let mut event = slack("#a");
     event.message_id = Some("1712345.0001".to_owned());
-    let (history, writer) = yetibot_bot_core::history(
+    let (history, writer) = yetibot_history::history(
         Arc::clone(&db.history),
         HistoryOptions::default(),
         Arc::new(|_| {}),
@@ -294,7 +289,7 @@ async fn a_replayed_event_is_recorded_once(db: Db) {
     let rows = db
         .history
         .rows(
-            &HistoryScope::of(&a),
+            &a.history_scope(),
             &HistoryQuery {
                 filter: HistoryFilter::default(),
                 before_id: None,
@@ -475,8 +470,8 @@ async fn tables_of_upstream_yetibot_are_migrated_in_place(db: Db) {
             .expect("an upstream database opens");
             let store = Arc::new(store);
             (
-                Arc::clone(&store) as Arc<dyn yetibot_bot_core::HistoryStore>,
-                store as Arc<dyn yetibot_bot_core::AliasStore>,
+                Arc::clone(&store) as Arc<dyn yetibot_history::HistoryStore>,
+                store as Arc<dyn yetibot_history::AliasStore>,
             )
         }
         (crate::fixture::Place::Folder(folder), _) => {
@@ -489,8 +484,8 @@ async fn tables_of_upstream_yetibot_are_migrated_in_place(db: Db) {
             .expect("an upstream database opens");
             let store = Arc::new(store);
             (
-                Arc::clone(&store) as Arc<dyn yetibot_bot_core::HistoryStore>,
-                store as Arc<dyn yetibot_bot_core::AliasStore>,
+                Arc::clone(&store) as Arc<dyn yetibot_history::HistoryStore>,
+                store as Arc<dyn yetibot_history::AliasStore>,
             )
         }
     };
@@ -535,11 +530,11 @@ async fn tables_of_upstream_yetibot_are_migrated_in_place(db: Db) {
 }
 
 async fn count_in(
-    history: &dyn yetibot_bot_core::HistoryStore,
-    caller: &yetibot_bot_core::Caller,
+    history: &dyn yetibot_history::HistoryStore,
+    caller: &yetibot_command::Caller,
 ) -> u64 {
     history
-        .count(&HistoryScope::of(caller), &HistoryFilter::default())
+        .count(&caller.history_scope(), &HistoryFilter::default())
         .await
         .expect("count")
 }
@@ -568,11 +563,11 @@ async fn a_newer_schema_is_refused_and_reopening_changes_nothing(db: Db) {
 
 /// The notices of a recorder, for the backend-specific outage tests.
 pub(crate) fn collect_notices() -> (
-    yetibot_bot_core::Notify,
+    yetibot_history::Notify,
     tokio::sync::mpsc::UnboundedReceiver<Notice>,
 ) {
     let (sender, receiver) = tokio::sync::mpsc::unbounded_channel();
-    let notify: yetibot_bot_core::Notify = Arc::new(move |notice| {
+    let notify: yetibot_history::Notify = Arc::new(move |notice| {
         let _ = sender.send(notice);
     });
     (notify, receiver)

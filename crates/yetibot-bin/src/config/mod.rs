@@ -14,8 +14,8 @@ mod summary;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use yetibot_ai_commands::IntentRouter;
 use yetibot_ai_providers::ProviderSet;
-use yetibot_bot_core::IntentRouter;
 use yetibot_mcp_host::ServerSet;
 use yetibot_redaction::{Secret, Secrets};
 use yetibot_tool_policy::ToolPolicy;
@@ -103,9 +103,9 @@ pub struct Config {
     /// Imgflip user name and password.
     pub imgflip: Option<(String, Secret)>,
     /// The command language's settings: prefix, embedded commands, admins.
-    pub settings: yetibot_bot_core::Settings,
+    pub settings: yetibot_command::Settings,
     /// The local operator (`:yetibot :local`), as the caller of `yetibot run`.
-    pub local: yetibot_bot_core::Caller,
+    pub local: yetibot_command::Caller,
     /// Where history and aliases live (`:yetibot :db`): PostgreSQL when a URL is given,
     /// else the SQLite file.
     pub store: yetibot_history_store::Backend,
@@ -114,7 +114,7 @@ pub struct Config {
     pub history_enabled: bool,
     /// The published release notes `release_info`'s `latest` view reads
     /// (`:yetibot :release-info :feed-url`).
-    pub release_feed: Option<yetibot_bot_core::ReleaseFeed>,
+    pub release_feed: Option<yetibot_ai_commands::ReleaseFeed>,
     /// Where the local web console listens (`:yetibot :web`), `None` when it is off.
     pub web: Option<std::net::SocketAddr>,
     /// The chat platform connections (`:yetibot :adapters`), by name.

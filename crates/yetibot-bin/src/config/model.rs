@@ -3,11 +3,11 @@
 
 use serde::Deserialize;
 use serde_json::Value;
-use yetibot_ai_providers::{ProviderConfig, ProviderSet};
-use yetibot_bot_core::{
-    AdminConfig, CommandConfig, ImgflipConfig, IntentRouter, IntentRouterConfig, LocalConfig,
-    ReleaseInfoConfig, XaiConfig,
+use yetibot_ai_commands::{
+    ImgflipConfig, IntentRouter, IntentRouterConfig, ReleaseInfoConfig, XaiConfig,
 };
+use yetibot_ai_providers::{ProviderConfig, ProviderSet};
+use yetibot_command::{AdminConfig, CommandConfig, LocalConfig};
 use yetibot_history_store::{Backend, DbConfig, HistoryConfig};
 use yetibot_mcp_host::{ServerConfig, ServerSet};
 use yetibot_redaction::Secrets;
@@ -107,7 +107,7 @@ pub(super) fn validate(
     // Toolsets refer to servers and providers by name; compare against what was written
     // so that one invalid server does not also flag every reference to it. The native
     // tools are the specification's set until the command layer registers its own.
-    let natives = yetibot_bot_core::native_tools();
+    let natives = yetibot_ai_commands::native_tools();
     let known = KnownNames {
         servers: ai
             .mcp
@@ -159,7 +159,7 @@ pub(super) fn validate(
             .ok(),
     };
 
-    let admin_users = yetibot_bot_core::admin_users(&admin)
+    let admin_users = yetibot_command::admin_users(&admin)
         .map_err(|errors| problems.extend(errors.iter().map(|e| prefixed("yetibot.admin", e))))
         .ok();
 
@@ -189,18 +189,18 @@ pub(super) fn validate(
         }
     };
 
-    let local = yetibot_bot_core::local_caller(&local, yetibot_conversation::AdapterKind::Cli)
+    let local = yetibot_command::local_caller(&local, yetibot_conversation::AdapterKind::Cli)
         .map_err(|errors| problems.extend(errors.iter().map(|e| prefixed("yetibot.local", e))))
         .ok();
     let settings = admin_users.clone().and_then(|admins| {
-        yetibot_bot_core::command_settings(&command, admins)
+        yetibot_command::command_settings(&command, admins)
             .map_err(|errors| {
                 problems.extend(errors.iter().map(|e| prefixed("yetibot.command", e)));
             })
             .ok()
     });
 
-    let release_feed = yetibot_bot_core::release_feed(&release_info)
+    let release_feed = yetibot_ai_commands::release_feed(&release_info)
         .map_err(|errors| {
             problems.extend(errors.iter().map(|e| prefixed("yetibot.release-info", e)));
         })
@@ -363,7 +363,8 @@ config_problem!(
     yetibot_ai_providers::Error,
     yetibot_mcp_host::Error,
     yetibot_tool_policy::Error,
-    yetibot_bot_core::Error,
+    yetibot_command::ConfigError,
+    yetibot_ai_commands::ConfigError,
     yetibot_history_store::Error
 );
 

@@ -1773,7 +1773,7 @@ fn release_feed_rules() {
         config
             .release_feed
             .as_ref()
-            .map(yetibot_bot_core::ReleaseFeed::url),
+            .map(yetibot_ai_commands::ReleaseFeed::url),
         Some("https://example.org/releases.json")
     );
     assert!(summary(&config).contains("published feed"));

@@ -138,7 +138,7 @@ fn fixture_capabilities(provider: &Provider, fixture: &Fixture) -> Provider {
 struct Ran {
     stdout: String,
     failed: bool,
-    reply: yetibot_bot_core::Reply,
+    reply: yetibot_command::Reply,
 }
 
 /// Runs `line` through the binary's wiring with the cloudflare provider's capabilities on
@@ -456,9 +456,9 @@ async fn a_prompt_reads_the_catalog_then_sends_one_capped_text_only_request() {
         json!([{"role": "user", "content": "Say hello."}])
     );
     let meta = ran.reply.meta.expect("answer metadata");
-    assert_eq!(meta.provider, "cloudflare");
-    assert_eq!(meta.model, "@cf/zai-org/glm-4.7-flash");
-    assert_eq!(meta.tool_calls, 0);
+    assert_eq!(meta.details["provider"], "cloudflare");
+    assert_eq!(meta.details["model"], "@cf/zai-org/glm-4.7-flash");
+    assert_eq!(meta.details["tool_calls"], 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,0 +1,159 @@
+//! The `ai` command: its listings (`providers`, `models`, `servers`, `tools`, `toolsets`),
+//! the runtime default (`default`) and prompts.
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use yetibot_command::{Call, Category, CommandSpec, Handler, Hints, Outcome};
+
+use crate::flags::Command;
+use crate::services::{AiServices, GROK_PROVIDER};
+use crate::{cf, listing, prompt, zen};
+
+/// The group every AI command belongs to: `help ai` lists them, and a channel can switch
+/// them off together.
+pub const CATEGORY: Category = Category::new("ai");
+
+/// What a chat conductor knows of `ai` before it runs: a status card from the start, and a
+/// rerun that may call paid models again.
+const AI_HINTS: Hints = Hints {
+    live_progress: true,
+    interim_replies: false,
+    opens_thread: None,
+    may_cost: true,
+};
+
+/// `grok` as `ai`, and also: its interim messages are shown as they come where the platform
+/// can, and a prompt sent alone opens a reply thread unless told `--no-thread`.
+const GROK_HINTS: Hints = Hints {
+    live_progress: true,
+    interim_replies: true,
+    opens_thread: Some(grok_opens_thread),
+    may_cost: true,
+};
+
+/// Whether a `grok` line with these arguments opens a reply thread: a prompt whose options
+/// read cleanly and do not say `--no-thread` (a refused option answers in place).
+fn grok_opens_thread(args: &str) -> bool {
+    crate::flags::parse(args, Command::Grok)
+        .is_ok_and(|options| !options.no_thread && !options.prompt.trim().is_empty())
+}
+
+/// The AI commands (`ai`, `grok`, `cf`, `zen`) over these services, to add to the interpreter's registry.
+#[must_use]
+pub fn commands(services: Arc<AiServices>) -> Vec<CommandSpec> {
+    let cf = cf::spec(Arc::clone(&services));
+    let zen = zen::spec(Arc::clone(&services));
+    let ai = Ai { services };
+    let spec = CommandSpec::new("ai", &[CATEGORY])
+        .hints(AI_HINTS)
+        .route(
+            Some("^providers$"),
+            "ai providers # list the configured AI providers",
+            ai.clone(),
+        )
+        .route(
+            Some(r"^models(\s+\S+)?$"),
+            "ai models [<provider>] # list every provider's models, or one provider's",
+            ai.clone(),
+        )
+        .route(
+            Some("^servers$"),
+            "ai servers # list the configured MCP servers",
+            ai.clone(),
+        )
+        .route(
+            Some(r"^tools(\s.*)?$"),
+            "ai tools [<server> | <server/tool> | <tool>] # list the tools a prompt may use, or one tool's help",
+            ai.clone(),
+        )
+        .route(
+            Some("^toolsets$"),
+            "ai toolsets # list the named toolsets",
+            ai.clone(),
+        )
+        .route(
+            Some(r"^default(\s.*)?$"),
+            "ai default [<provider> <model> | reset] # show, set or reset the runtime AI default (admins set it)",
+            ai.clone(),
+        )
+        .route(
+            None,
+            "ai [--provider <name>] [--model <id>] [--toolset <name>] [--no-tools] [--max-tool-calls <n>] [--] <prompt> # ask a model",
+            ai.clone(),
+        );
+    let grok = CommandSpec::new("grok", &[CATEGORY]).hints(GROK_HINTS).route(
+        None,
+        "grok [--model <id>] [--toolset <name>] [--no-tools] [--no-thread] [--max-tool-calls <n>] [--] <prompt> # ask Grok, with web and X search",
+        Grok(ai),
+    );
+    vec![spec, grok, cf, zen]
+}
+
+/// The `grok` handler: prompts pinned to the provider named `grok` (or the xAI key's).
+struct Grok(Ai);
+
+impl Handler for Grok {
+    fn run<'a>(&'a self, call: Call<'a>) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            let typed = call.typed_args();
+            prompt::run(
+                &self.0.services,
+                &call,
+                typed,
+                Command::Grok,
+                Some(GROK_PROVIDER),
+            )
+            .await
+        })
+    }
+}
+
+/// The `ai` handler. Every route runs it: it reads the arguments the caller typed (without
+/// piped text) itself, so that piped text never selects a sub-command.
+#[derive(Clone)]
+struct Ai {
+    services: Arc<AiServices>,
+}
+
+impl Handler for Ai {
+    fn run<'a>(&'a self, call: Call<'a>) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            let services = self.services.as_ref();
+            let typed = call.typed_args();
+            let (word, rest) = match typed.split_once(char::is_whitespace) {
+                Some((word, rest)) => (word, rest.trim()),
+                None => (typed, ""),
+            };
+            match (word, rest) {
+                ("providers", "") => listing::providers(services),
+                ("models", rest) if !rest.contains(char::is_whitespace) => {
+                    listing::models(services, (!rest.is_empty()).then_some(rest)).await
+                }
+                ("servers", "") => listing::servers(services),
+                ("toolsets", "") => listing::toolsets(services),
+                ("tools", selector) => listing::tools(services, &call, selector).await,
+                ("default", rest) => listing::default(services, &call, rest).await,
+                _ => prompt::run(services, &call, typed, Command::Ai, None).await,
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::grok_opens_thread;
+
+    #[test]
+    fn grok_opens_a_reply_thread_unless_told_not_to() {
+        assert!(grok_opens_thread(" What is new?"));
+        assert!(grok_opens_thread("--model g --no-tools What is new?"));
+        assert!(!grok_opens_thread("--no-thread What is new?"));
+        assert!(!grok_opens_thread("--model g --no-thread --no-tools hi"));
+        assert!(!grok_opens_thread(""));
+        assert!(
+            !grok_opens_thread("--provider x hi"),
+            "a refused option answers in place"
+        );
+    }
+}

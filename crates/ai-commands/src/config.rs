@@ -1,0 +1,175 @@
+//! Configuration owned by the AI commands: the Cloudflare intent router used by
+//! `clef`/`clairic`, the xAI and Imgflip media credentials, and the published release feed
+//! of `release_info`.
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+use yetibot_redaction::Secret;
+use yetibot_tool_policy::ToolsetKind;
+
+use crate::error::ConfigError as Error;
+
+/// Default for `:min-probability`.
+pub const DEFAULT_MIN_PROBABILITY: f64 = 0.95;
+/// The lowest accepted `:min-probability`.
+pub const MIN_MIN_PROBABILITY: f64 = 0.9;
+
+/// `:yetibot :xai`: the key behind `gi` images and the fallback Grok provider.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct XaiConfig {
+    /// The xAI API key.
+    pub key: Option<Secret>,
+}
+
+/// `:yetibot :release-info`: where `release_info`'s `latest` view reads the project's
+/// published release notes.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct ReleaseInfoConfig {
+    /// An `http`/`https` URL serving `{"notes": [{"date", "title", "notes"}]}`.
+    pub feed_url: Option<String>,
+}
+
+/// The published release feed, when one is configured.
+///
+/// # Errors
+///
+/// An unusable `:feed-url` (not absolute `http`/`https`, credentials, a fragment), with the
+/// path relative to the `:release-info` map and a reason that never quotes the URL.
+pub fn release_feed(
+    config: &ReleaseInfoConfig,
+) -> Result<Option<crate::natives::ReleaseFeed>, Vec<Error>> {
+    config
+        .feed_url
+        .as_deref()
+        .map(|url| {
+            crate::natives::ReleaseFeed::new(url)
+                .map_err(|reason| vec![Error::new("feed-url", reason)])
+        })
+        .transpose()
+}
+
+/// `:yetibot :imgflip`: the account behind `meme`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct ImgflipConfig {
+    /// Imgflip user name.
+    pub username: Option<String>,
+    /// Imgflip password.
+    pub password: Option<Secret>,
+}
+
+/// `:yetibot :ai :intent-router`, exactly as configured.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct IntentRouterConfig {
+    /// Whether explicit change requests become automatic draft PRs.
+    pub enabled: Option<bool>,
+    /// Cloudflare account ID: 32 hexadecimal characters.
+    pub account_id: Option<String>,
+    /// Absolute path of the Workers AI token file, read per request.
+    pub key_file: Option<String>,
+    /// Optional AI Gateway ID.
+    pub gateway_id: Option<String>,
+    /// The `github-pr` toolset whose policy governs automatic PRs.
+    pub github_toolset: Option<String>,
+    /// Probability both change scores must reach (0.9–1.0, default 0.95).
+    pub min_probability: Option<f64>,
+}
+
+/// A validated intent-router configuration.
+#[derive(Clone, PartialEq)]
+pub struct IntentRouter {
+    /// Whether automatic draft PRs are on.
+    pub enabled: bool,
+    /// Cloudflare account ID.
+    pub account_id: String,
+    /// Token file path (private: never printed).
+    pub key_file: PathBuf,
+    /// AI Gateway ID.
+    pub gateway_id: Option<String>,
+    /// The governing `github-pr` toolset.
+    pub github_toolset: Option<String>,
+    /// Threshold for both change scores.
+    pub min_probability: f64,
+}
+
+impl std::fmt::Debug for IntentRouter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IntentRouter")
+            .field("enabled", &self.enabled)
+            .field("account_id", &"[redacted]")
+            .field("key_file", &"[redacted]")
+            .field("gateway_id", &self.gateway_id)
+            .field("github_toolset", &self.github_toolset)
+            .field("min_probability", &self.min_probability)
+            .finish()
+    }
+}
+
+impl IntentRouter {
+    /// Validates `:intent-router`. `toolset_kind` answers the kind of a configured toolset.
+    ///
+    /// # Errors
+    ///
+    /// Every problem found, with paths relative to the `:ai` map (`intent-router.account-id`).
+    pub fn from_config(
+        config: &IntentRouterConfig,
+        toolset_kind: &dyn Fn(&str) -> Option<ToolsetKind>,
+    ) -> Result<Self, Vec<Error>> {
+        let mut problems = Vec::new();
+        let mut fail = |field: &str, reason: &str| {
+            problems.push(Error::new(format!("intent-router.{field}"), reason));
+        };
+        let enabled = config.enabled.unwrap_or(false);
+        let account_id = config.account_id.clone().unwrap_or_default();
+        if config.account_id.is_none() {
+            fail("account-id", "is required");
+        } else if account_id.len() != 32 || !account_id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            fail("account-id", "must be 32 hexadecimal characters");
+        }
+        let key_file = PathBuf::from(config.key_file.clone().unwrap_or_default());
+        if config.key_file.is_none() {
+            fail("key-file", "is required");
+        } else if !key_file.is_absolute() {
+            fail("key-file", "must be an absolute path");
+        }
+        if let Some(id) = &config.gateway_id {
+            let ok = !id.is_empty()
+                && id.len() <= 64
+                && id
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+            if !ok {
+                fail("gateway-id", "must be 1 to 64 letters, digits, '-' or '_'");
+            }
+        }
+        let min_probability = config.min_probability.unwrap_or(DEFAULT_MIN_PROBABILITY);
+        if !(MIN_MIN_PROBABILITY..=1.0).contains(&min_probability) {
+            fail("min-probability", "must be a number from 0.9 to 1.0");
+        }
+        match config.github_toolset.as_deref() {
+            None if enabled => fail("github-toolset", "is required when :enabled is true"),
+            None => {}
+            Some(name) => match toolset_kind(name) {
+                None => fail("github-toolset", "does not name a configured toolset"),
+                Some(ToolsetKind::GithubPr) => {}
+                Some(_) => fail("github-toolset", "must name a github-pr toolset"),
+            },
+        }
+        if problems.is_empty() {
+            Ok(Self {
+                enabled,
+                account_id,
+                key_file,
+                gateway_id: config.gateway_id.clone(),
+                github_toolset: config.github_toolset.clone(),
+                min_probability,
+            })
+        } else {
+            Err(problems)
+        }
+    }
+}

@@ -1,0 +1,37 @@
+#![doc = include_str!("../README.md")]
+
+mod cf;
+mod command;
+mod config;
+pub mod cost;
+mod delegate;
+mod error;
+pub mod flags;
+mod listing;
+mod meta;
+mod natives;
+pub mod piped;
+mod prompt;
+mod router;
+mod services;
+pub mod thread;
+mod turn;
+mod zen;
+
+pub mod limits;
+
+pub use command::{CATEGORY, commands};
+pub use config::{
+    ImgflipConfig, IntentRouter, IntentRouterConfig, ReleaseInfoConfig, XaiConfig, release_feed,
+};
+pub use error::ConfigError;
+pub use meta::{AnswerMeta, TokenCounts};
+pub use natives::{
+    HelpToolError, HistoryToolError, ReleaseFeed, ReleaseNote, ReleaseToolError, help_tool,
+    history_count_tool, history_tool, native_tools, parse_feed, release_info_tool,
+    release_latest_tool, release_notes,
+};
+pub use prompt::RUNNER_INSTRUCTIONS;
+pub use services::{
+    AiServices, Clock, GROK_PROVIDER, XAI_BASE_URL, XAI_DEFAULT_MODEL, xai_provider,
+};

@@ -1,0 +1,57 @@
+//! The tool loop's executor: `yetibot/...` tools run from the native tool table, every other
+//! tool goes to the request's MCP session. Arguments reach each tool as the model's own text.
+
+use yetibot_conversation::ToolId;
+use yetibot_mcp_host::{CallOutcome, Session};
+use yetibot_tool_policy::{Arguments, Execution, ToolExecutor};
+
+use crate::natives::{self, ToolContext};
+
+/// Routes one request's tool calls.
+pub(crate) struct Router<'a> {
+    /// What native tools run with.
+    pub(crate) natives: ToolContext<'a>,
+    /// The request's MCP session, when it connects servers.
+    pub(crate) session: Option<&'a Session>,
+}
+
+impl ToolExecutor for Router<'_> {
+    fn check(&self, tool: &ToolId, arguments: &Arguments) -> bool {
+        if tool.is_native() {
+            return natives::native(tool.name())
+                .is_some_and(|native| native.check(&self.natives, arguments.raw()));
+        }
+        // MCP arguments are the server's to judge; preflight has already required one
+        // strict JSON object within the size bound.
+        self.session
+            .is_some_and(|session| session.catalog().get(tool).is_some())
+    }
+
+    fn authorize(&self, _tool: &ToolId) -> bool {
+        // No tool offered here has conditions beyond the toolset's, which the loop rechecks.
+        true
+    }
+
+    async fn execute(&mut self, _call_id: &str, tool: &ToolId, arguments: &Arguments) -> Execution {
+        if tool.is_native() {
+            return match natives::native(tool.name()) {
+                Some(native) => native.run(&self.natives, arguments.raw()).await,
+                None => Execution::ToolError("this tool is not available".to_owned()),
+            };
+        }
+        let Some(session) = self.session else {
+            return Execution::ToolError("this tool is not available".to_owned());
+        };
+        match session.call(tool, arguments.raw()).await {
+            Ok(CallOutcome::Success(output)) => {
+                Execution::Success(output.untrusted_text().to_owned())
+            }
+            Ok(CallOutcome::ToolError(output)) => {
+                Execution::ToolError(output.untrusted_text().to_owned())
+            }
+            Ok(CallOutcome::Unknown(_)) => Execution::Unknown,
+            // Refused before anything was sent.
+            Err(error) => Execution::ToolError(error.to_string()),
+        }
+    }
+}

@@ -1,0 +1,5 @@
+//! The AI commands at their boundary, against a fixture provider: `ai` and `grok` prompts
+//! with tools, threads and progress, and `zen`.
+
+mod ai;
+mod zen;

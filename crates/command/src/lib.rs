@@ -1,0 +1,28 @@
+#![doc = include_str!("../README.md")]
+
+mod commands;
+mod config;
+mod error;
+mod interpreter;
+pub mod limits;
+mod platform;
+mod recent;
+mod registry;
+mod render;
+pub mod syntax;
+pub mod value;
+
+pub use commands::builtins;
+pub use config::{
+    AdminConfig, CommandConfig, DEFAULT_LOCAL_USER_ID, LocalConfig, MAX_PREFIX_CHARS, admin_users,
+    command_settings, local_caller,
+};
+pub use error::ConfigError;
+pub use interpreter::{Caller, Interpreter, Reply, Runner, Settings};
+pub use platform::{
+    Platform, PlatformError, Progress, Step, StepOutcome, ThreadError, ThreadMessage, ThreadSource,
+};
+pub use recent::Recent;
+pub use registry::{Call, Category, CommandSpec, Handler, Hints, Plain, Registry, Route};
+pub use render::messages;
+pub use value::{Outcome, PathStep, Piped, ReplyMeta};

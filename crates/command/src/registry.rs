@@ -1,0 +1,286 @@
+//! The command registry: each command's name, categories, admin flag, the hints a chat
+//! conductor reads before it runs, and sub-command routes (a pattern, its usage line and its
+//! handler), and the call a handler receives.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use regex::Regex;
+use yetibot_json_util::Value;
+
+use crate::interpreter::Runner;
+use crate::value::Outcome;
+
+/// What a command's handler runs with.
+#[derive(Debug)]
+pub struct Call<'a> {
+    /// The command word.
+    pub name: &'a str,
+    /// Everything after the first whitespace following the command word, spaces kept, with
+    /// the piped text already substituted or appended.
+    pub args: &'a str,
+    /// The matched route's captures: index 0 is the whole match, then each group (`None`
+    /// when a group did not take part).
+    pub captures: Vec<Option<String>>,
+    /// The previous stage's value as a collection, when it is one (borrowed when it was
+    /// already an array).
+    pub items: Option<std::borrow::Cow<'a, [Value]>>,
+    /// The previous stage's value as it was.
+    pub raw: &'a Value,
+    /// The data available to this stage: the previous stage's data, else the data of the
+    /// stage that contains this sub-expression, else the previous value.
+    pub data: Option<&'a Value>,
+    /// The records paired with `items`, row for row, when the data has them.
+    pub records: Option<&'a [Value]>,
+    /// The stages after this one in the same expression, as typed, that the command may do
+    /// itself instead (returning [`Outcome::Consumed`]): only the leading stages without
+    /// sub-expressions whose command the caller may run here. Empty for a stage run by
+    /// another command.
+    pub following: Vec<&'a str>,
+    /// How many bytes at the end of `args` are the previous stage's text that the
+    /// interpreter appended (a space and the text), `0` when nothing was appended (no piped
+    /// text, a collection, or a `%s` placeholder that placed it).
+    pub appended: usize,
+    /// Runs other commands and reaches the interpreter's services.
+    pub runner: Runner<'a>,
+}
+
+impl Call<'_> {
+    /// The capture of group `n`, or `""`.
+    #[must_use]
+    pub fn group(&self, n: usize) -> &str {
+        self.captures
+            .get(n)
+            .and_then(Option::as_deref)
+            .unwrap_or_default()
+    }
+
+    /// The arguments as the caller typed them: `args` without the piped text the
+    /// interpreter appended. Text placed with `%s` stays, as it is part of what was typed.
+    #[must_use]
+    pub fn typed_args(&self) -> &str {
+        let end = self.args.len().saturating_sub(self.appended);
+        // Fails closed: a boundary that is not a character boundary (never expected) gives
+        // no typed arguments rather than letting piped text through as typed.
+        self.args.get(..end).unwrap_or_default().trim_end()
+    }
+}
+
+/// A command handler.
+pub trait Handler: Send + Sync {
+    /// Runs the command.
+    fn run<'a>(&'a self, call: Call<'a>) -> BoxFuture<'a, Outcome>;
+}
+
+/// A handler that needs no waiting: a plain function of the call.
+pub struct Plain<F>(pub F);
+
+impl<F> Handler for Plain<F>
+where
+    F: Fn(&Call<'_>) -> Outcome + Send + Sync,
+{
+    fn run<'a>(&'a self, call: Call<'a>) -> BoxFuture<'a, Outcome> {
+        let outcome = (self.0)(&call);
+        Box::pin(std::future::ready(outcome))
+    }
+}
+
+impl<F> fmt::Debug for Plain<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Plain")
+    }
+}
+
+/// A group of commands a channel can switch off, by name. The command language defines its
+/// own groups; a crate that registers commands may name groups of its own with
+/// [`Category::new`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Category(&'static str);
+
+impl Category {
+    /// Text and pipeline utilities.
+    pub const UTIL: Self = Self("util");
+    /// Commands over collections.
+    pub const COLLECTION: Self = Self("collection");
+    /// Information about the bot and its users.
+    pub const INFO: Self = Self("info");
+    /// Commands that change the bot's configuration.
+    pub const ADMIN: Self = Self("admin");
+
+    /// A group named `name` (a lower-case word, shown by `help <name>`).
+    #[must_use]
+    pub const fn new(name: &'static str) -> Self {
+        Self(name)
+    }
+
+    /// The category's name.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        self.0
+    }
+}
+
+/// One sub-command: when its pattern is found in the arguments, its handler runs.
+#[derive(Clone)]
+pub struct Route {
+    /// The pattern searched for anywhere in the arguments; `None` matches anything.
+    pub pattern: Option<Regex>,
+    /// The usage line shown in help: `head <n> <list> # return the first <n> items`.
+    pub usage: String,
+    /// What runs.
+    pub handler: Arc<dyn Handler>,
+}
+
+impl fmt::Debug for Route {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Route")
+            .field("pattern", &self.pattern.as_ref().map(Regex::as_str))
+            .field("usage", &self.usage)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a chat conductor needs to know about a command before it runs it: how its
+/// request is shown while it works and where its answer goes. The conductor reads these
+/// from the registry and never from the command's name.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Hints {
+    /// Its request shows its progress from the start: a status card is posted at once
+    /// rather than at its first reported step.
+    pub live_progress: bool,
+    /// Its interim messages (text a model sends with tool calls) are shown as they come,
+    /// where the platform shows live replies.
+    pub interim_replies: bool,
+    /// Given its arguments as typed, whether its first answer goes in a new reply thread;
+    /// asked only when it is the only stage of its line and the line was not sent in a
+    /// thread. `None`: it answers in place.
+    pub opens_thread: Option<fn(&str) -> bool>,
+    /// Running it may cost money (a paid model or service call), which the confirmation of
+    /// a rerun says.
+    pub may_cost: bool,
+}
+
+/// A command and its routes, tried in order.
+#[derive(Debug, Clone)]
+pub struct CommandSpec {
+    /// The command word, matched exactly and case-sensitively.
+    pub name: String,
+    /// The categories it belongs to.
+    pub categories: Vec<Category>,
+    /// Whether only admins may run it.
+    pub admin_only: bool,
+    /// What a chat conductor reads before running it.
+    pub hints: Hints,
+    /// The sub-commands.
+    pub routes: Vec<Route>,
+}
+
+impl CommandSpec {
+    /// A command with no routes yet.
+    #[must_use]
+    pub fn new(name: &str, categories: &[Category]) -> Self {
+        Self {
+            name: name.to_owned(),
+            categories: categories.to_vec(),
+            admin_only: false,
+            hints: Hints::default(),
+            routes: Vec::new(),
+        }
+    }
+
+    /// Sets the hints a chat conductor reads before running the command.
+    #[must_use]
+    pub fn hints(mut self, hints: Hints) -> Self {
+        self.hints = hints;
+        self
+    }
+
+    /// Adds a route whose `pattern` is searched for in the arguments (`None`: anything).
+    ///
+    /// # Panics
+    ///
+    /// When `pattern` is not a valid regular expression: routes are the program's own
+    /// constants, so this is a programming error found by the first test that registers it.
+    #[must_use]
+    pub fn route(
+        mut self,
+        pattern: Option<&str>,
+        usage: &str,
+        handler: impl Handler + 'static,
+    ) -> Self {
+        let pattern =
+            pattern.map(|p| Regex::new(p).expect("a route pattern is a valid regular expression"));
+        self.routes.push(Route {
+            pattern,
+            usage: usage.to_owned(),
+            handler: Arc::new(handler),
+        });
+        self
+    }
+
+    /// Marks the command as admin-only.
+    #[must_use]
+    pub fn admin_only(mut self) -> Self {
+        self.admin_only = true;
+        self
+    }
+
+    /// The help text: one usage line per route.
+    #[must_use]
+    pub fn help(&self) -> Vec<String> {
+        let mut lines: Vec<String> = Vec::new();
+        for route in &self.routes {
+            if !lines.contains(&route.usage) {
+                lines.push(route.usage.clone());
+            }
+        }
+        lines
+    }
+
+    /// The first route that matches `args`, with its captures.
+    #[must_use]
+    pub fn route_for(&self, args: &str) -> Option<(&Route, Vec<Option<String>>)> {
+        self.routes.iter().find_map(|route| match &route.pattern {
+            None => Some((route, vec![Some(args.to_owned())])),
+            Some(pattern) => pattern.captures(args).map(|captures| {
+                let groups = captures
+                    .iter()
+                    .map(|m| m.map(|m| m.as_str().to_owned()))
+                    .collect();
+                (route, groups)
+            }),
+        })
+    }
+}
+
+/// Every command the interpreter knows, by name.
+#[derive(Debug, Clone, Default)]
+pub struct Registry {
+    commands: BTreeMap<String, CommandSpec>,
+}
+
+impl Registry {
+    /// An empty registry.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a command, replacing one of the same name.
+    pub fn add(&mut self, spec: CommandSpec) {
+        self.commands.insert(spec.name.clone(), spec);
+    }
+
+    /// The command named exactly `name`.
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&CommandSpec> {
+        self.commands.get(name)
+    }
+
+    /// Every command, by name.
+    pub fn iter(&self) -> impl Iterator<Item = &CommandSpec> {
+        self.commands.values()
+    }
+}
