@@ -182,10 +182,6 @@ fn no_old_package_name_remains() {
         "tool-policy",
         "chat-adapters",
         "bot-core",
-        "history",
-        "command",
-        "conductor",
-        "ai-commands",
     ];
     let mut files = Vec::new();
     for dir in [

@@ -20,7 +20,7 @@ use yetibot_json_util::{Limits, Value};
 use yetibot_tool_policy::{RequestContext, Selection};
 
 use crate::flags::Command;
-use crate::prompt::{PIPE_ONLY_PROMPT, cost_source, provenance, single_hop};
+use crate::prompt::{PIPE_ONLY_PROMPT, SingleHop, cost_source, provenance};
 use crate::services::AiServices;
 use futures_util::future::BoxFuture;
 use yetibot_command::limits::{MAX_ROWS, MAX_VALUE_BYTES};
@@ -365,18 +365,18 @@ async fn prompt(services: &AiServices, call: &Call<'_>, typed: &str) -> Outcome 
         options.prompt.as_str()
     };
     messages.push(Message::User(text.to_owned()));
-    match single_hop(
-        services,
+    let sent = SingleHop {
         provider,
-        &route.model,
+        model: &route.model,
         messages,
-        MAX_OUTPUT_TOKENS,
-        cost_source(provider),
-        &secrets,
+        max_output_tokens: MAX_OUTPUT_TOKENS,
+        cost: cost_source(provider),
+        secrets: &secrets,
         started,
-    )
-    .await
-    {
+    }
+    .send(services)
+    .await;
+    match sent {
         Ok((text, meta)) => Outcome::Answer {
             value: Value::String(text),
             meta: Box::new(meta.into()),

@@ -7,7 +7,8 @@ use futures_util::future::BoxFuture;
 use yetibot_command::{Call, Category, CommandSpec, Handler, Hints, Outcome};
 
 use crate::flags::Command;
-use crate::services::{AiServices, GROK_PROVIDER};
+use crate::pinned::GROK;
+use crate::services::AiServices;
 use crate::{cf, listing, prompt, zen};
 
 /// The group every AI command belongs to: `help ai` lists them, and a channel can switch
@@ -97,14 +98,7 @@ impl Handler for Grok {
     fn run<'a>(&'a self, call: Call<'a>) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
             let typed = call.typed_args();
-            prompt::run(
-                &self.0.services,
-                &call,
-                typed,
-                Command::Grok,
-                Some(GROK_PROVIDER),
-            )
-            .await
+            prompt::run(&self.0.services, &call, typed, Command::Grok, Some(&GROK)).await
         })
     }
 }

@@ -11,7 +11,7 @@ use yetibot_conversation::Message;
 use yetibot_tool_policy::{Execution, RequestContext, Selection};
 
 use crate::natives::args::ToolArgs;
-use crate::prompt::{cost_source, single_hop};
+use crate::prompt::{SingleHop, cost_source};
 use crate::services::AiServices;
 
 /// The most output tokens a child may be asked for, and the default.
@@ -456,18 +456,18 @@ async fn ask(
         Err(error) => return Execution::ToolError(error.user_message()),
     };
     let started = (services.clock)();
-    match single_hop(
-        services,
+    let sent = SingleHop {
         provider,
-        &route.model,
-        vec![Message::User(prompt)],
-        max_output_tokens,
-        cost_source(provider),
-        &secrets,
+        model: &route.model,
+        messages: vec![Message::User(prompt)],
+        max_output_tokens: max_output_tokens,
+        cost: cost_source(provider),
+        secrets: &secrets,
         started,
-    )
-    .await
-    {
+    }
+    .send(services)
+    .await;
+    match sent {
         Ok((text, _)) => Execution::Success(
             json!({
                 "provider": route.provider,

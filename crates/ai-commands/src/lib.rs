@@ -10,6 +10,7 @@ pub mod flags;
 mod listing;
 mod meta;
 mod natives;
+mod pinned;
 pub mod piped;
 mod prompt;
 mod router;
@@ -31,7 +32,6 @@ pub use natives::{
     history_count_tool, history_tool, native_tools, parse_feed, release_info_tool,
     release_latest_tool, release_notes,
 };
+pub use pinned::{GROK_PROVIDER, XAI_BASE_URL, XAI_DEFAULT_MODEL, xai_provider};
 pub use prompt::RUNNER_INSTRUCTIONS;
-pub use services::{
-    AiServices, Clock, GROK_PROVIDER, XAI_BASE_URL, XAI_DEFAULT_MODEL, xai_provider,
-};
+pub use services::{AiServices, Clock};

@@ -2,7 +2,7 @@
 //! before anything else; then the route, the toolset's access rules, the provider's
 //! credential, tool discovery, the tool loop and the answer with its metadata.
 
-use yetibot_ai_providers::Billing;
+use yetibot_ai_providers::{Billing, Provider};
 use yetibot_conversation::{Conversation, MAX_TOOLS, Message, Provenance, ToolDefinition, ToolId};
 use yetibot_mcp_host::{ServerSelection, Session};
 use yetibot_tool_policy::{
@@ -14,9 +14,10 @@ use crate::cost::{CostSource, CostTally};
 use crate::flags::{self, Command};
 use crate::meta::{AnswerMeta, UsageSum};
 use crate::natives::{self, ToolContext};
+use crate::pinned::Pinned;
 use crate::piped::{self, Snapshot};
 use crate::router::Router;
-use crate::services::{AiServices, GROK_PROVIDER};
+use crate::services::AiServices;
 use crate::turn::ProviderTurn;
 use crate::zen;
 use yetibot_command::Call;
@@ -74,48 +75,64 @@ pub(crate) fn snapshot_input(call: &Call<'_>) -> Result<Option<Snapshot>, piped:
         .transpose()
 }
 
-/// One direct provider call: the given messages, no tools, at most `max_output_tokens`
-/// output tokens, and the answer with its metadata (text redacted of `secrets`). Text-only
-/// commands (`zen`, `cf`) and the delegation tools use it.
-///
-/// # Errors
-///
-/// The provider's error; its message is safe to show.
-#[allow(clippy::too_many_arguments)]
-pub(crate) async fn single_hop(
-    services: &AiServices,
-    provider: &yetibot_ai_providers::Provider,
-    model: &str,
-    messages: Vec<Message>,
-    max_output_tokens: u32,
-    cost: CostSource,
-    secrets: &yetibot_redaction::Secrets,
-    started: tokio::time::Instant,
-) -> Result<(String, AnswerMeta), yetibot_ai_providers::Error> {
-    use yetibot_tool_policy::ModelTurn as _;
-    let mut turn = ProviderTurn {
-        client: &services.client,
-        provider,
-        model,
-        max_output_tokens: Some(max_output_tokens),
-        tools_on: false,
-        catalog_empty: true,
-        usage: UsageSum::default(),
-        cost: CostTally::new(cost),
-        live: None,
-    };
-    let response = turn.turn(&Conversation { messages }, &[], None).await?;
-    let text = secrets.redact_text(response.text.trim()).into_owned();
-    let meta = AnswerMeta {
-        provider: provider.name().to_owned(),
-        model: model.to_owned(),
-        duration: (services.clock)().duration_since(started),
-        tool_calls: 0,
-        tokens: turn.usage.total(),
-        cost: turn.cost.label(),
-        no_thread: false,
-    };
-    Ok((text, meta))
+/// One direct provider call: the given messages, no tools, a cap on output tokens, and
+/// the answer with its metadata (text redacted of `secrets`). Text-only commands (`zen`,
+/// `cf`) and the delegation tools send it.
+pub(crate) struct SingleHop<'a> {
+    /// The provider to ask.
+    pub(crate) provider: &'a Provider,
+    /// The exact model.
+    pub(crate) model: &'a str,
+    /// The whole conversation it sees.
+    pub(crate) messages: Vec<Message>,
+    /// The most output tokens it may use.
+    pub(crate) max_output_tokens: u32,
+    /// How its usage is read for the cost label.
+    pub(crate) cost: CostSource,
+    /// What its answer is redacted of.
+    pub(crate) secrets: &'a yetibot_redaction::Secrets,
+    /// When the command started, for the answer's duration.
+    pub(crate) started: tokio::time::Instant,
+}
+
+impl SingleHop<'_> {
+    /// Sends the call.
+    ///
+    /// # Errors
+    ///
+    /// The provider's error; its message is safe to show.
+    pub(crate) async fn send(
+        self,
+        services: &AiServices,
+    ) -> Result<(String, AnswerMeta), yetibot_ai_providers::Error> {
+        use yetibot_tool_policy::ModelTurn as _;
+        let mut turn = ProviderTurn {
+            client: &services.client,
+            provider: self.provider,
+            model: self.model,
+            max_output_tokens: Some(self.max_output_tokens),
+            tools_on: false,
+            catalog_empty: true,
+            usage: UsageSum::default(),
+            cost: CostTally::new(self.cost),
+            live: None,
+        };
+        let conversation = Conversation {
+            messages: self.messages,
+        };
+        let response = turn.turn(&conversation, &[], None).await?;
+        let text = self.secrets.redact_text(response.text.trim()).into_owned();
+        let meta = AnswerMeta {
+            provider: self.provider.name().to_owned(),
+            model: self.model.to_owned(),
+            duration: (services.clock)().duration_since(self.started),
+            tool_calls: 0,
+            tokens: turn.usage.total(),
+            cost: turn.cost.label(),
+            no_thread: false,
+        };
+        Ok((text, meta))
+    }
 }
 
 /// How the provider's usage is read for the cost label, for a model that was not verified
@@ -171,14 +188,18 @@ pub(crate) fn read_static(
     })
 }
 
-/// Runs one prompt. `typed` is the command's arguments as typed (piped text removed);
-/// `pinned` is the provider a command always uses (`grok`, `zen`, `cf`).
+/// Runs one prompt, in four steps: everything static is read and checked
+/// ([`read_static`]), the request is planned (its route, the toolset's access, the cost
+/// source: [`plan`]), its context is gathered (the credential, piped data, the thread, the
+/// tools and their MCP session: [`gather`]), and the tool loop runs to the shaped answer
+/// ([`answer`]). `typed` is the command's arguments as typed (piped text removed); `pinned`
+/// is the provider the command always uses.
 pub(crate) async fn run(
     services: &AiServices,
     call: &Call<'_>,
     typed: &str,
     command: Command,
-    pinned: Option<&str>,
+    pinned: Option<&Pinned>,
 ) -> Outcome {
     let started = (services.clock)();
     let Static {
@@ -194,94 +215,93 @@ pub(crate) async fn run(
             "ask something: `ai <prompt>`, or pipe data into `ai` (see `help ai`)",
         );
     }
-    let selection = match Selection::choose(&services.policy, options.toolset.as_deref()) {
-        Ok(selection) => selection,
-        Err(error) => return Outcome::error(error.to_string()),
+    let plan = match plan(services, call, &options, command, pinned).await {
+        Ok(plan) => plan,
+        Err(outcome) => return outcome,
     };
-    // A pinned provider that only the fallback supplies (grok from the xAI key) is routed
-    // here: it is not part of the configured set.
-    let fallback = pinned
-        .or(options.provider.as_deref())
-        .filter(|name| services.providers.get(name).is_none() && services.provider(name).is_some());
-    // `ai --provider zen` without a model anywhere: Zen's verified-free choice.
-    let mut chosen_free = false;
-    let route = match fallback.and_then(|name| services.provider(name)) {
-        Some(provider) => match options.model.as_deref().or(provider.model()) {
-            Some(model) => yetibot_ai_providers::Route {
-                provider: provider.name().to_owned(),
-                model: model.to_owned(),
-            },
-            None => {
-                return Outcome::error(format!(
-                    "provider {} has no default model; add --model ID",
-                    provider.name()
-                ));
-            }
-        },
-        None => match yetibot_ai_providers::route(
-            &services.providers,
-            &services.defaults,
-            |model| services.owner_of(model),
-            yetibot_ai_providers::RouteRequest {
-                provider: options.provider.as_deref(),
-                pinned,
-                model: options.model.as_deref(),
-            },
-        ) {
-            Ok(route) => route,
-            Err(yetibot_ai_providers::RouteError::NoModel(name))
-                if services.providers.get(&name).is_some_and(zen::is_zen) =>
-            {
-                let Some(provider) = services.providers.get(&name) else {
-                    return Outcome::error(format!("no provider is named {name}"));
-                };
-                let provenance = provenance(call.runner.caller());
-                // The toolset's rules that do not depend on the model, and tool calling,
-                // are checked before the catalog (and its credential) is read.
-                let unpicked = RequestContext {
-                    provenance: provenance.clone(),
-                    provider: name.clone(),
-                    model: String::new(),
-                };
-                match selection.authorize(&unpicked) {
-                    Ok(())
-                    | Err(yetibot_tool_policy::Error::Denied(
-                        yetibot_tool_policy::Denial::ProviderModel,
-                    )) => {}
-                    Err(error) => return Outcome::error(error.to_string()),
-                }
-                if !options.no_tools
-                    && options.toolset.is_some()
-                    && let Err(error) = check_tool_calling(provider.tool_calling(), false)
-                {
-                    return Outcome::error(error.to_string());
-                }
-                match zen::choose_model(services, provider, None, &selection, &provenance).await {
-                    Ok(choice) => {
-                        chosen_free = choice.verified_free;
-                        yetibot_ai_providers::Route {
-                            provider: name,
-                            model: choice.model,
-                        }
-                    }
-                    Err(message) => return Outcome::error(message),
-                }
-            }
-            Err(yetibot_ai_providers::RouteError::UnknownProvider(_))
-                if pinned == Some(GROK_PROVIDER) =>
-            {
-                return Outcome::error(
-                    "grok needs a provider named grok under :yetibot :ai :providers, or an xAI key at :yetibot :xai :key",
-                );
-            }
-            Err(error) => return Outcome::error(error.to_string()),
-        },
+    let gathered = match gather(services, call, &plan, snapshot.as_ref(), command).await {
+        Ok(gathered) => gathered,
+        Err(outcome) => return outcome,
     };
+    let Gathered {
+        secrets,
+        data_message,
+        thread,
+        stored_key,
+        natives,
+        session,
+        mcp_tools,
+    } = gathered;
+    let outcome = answer(
+        services,
+        call,
+        Request {
+            options_prompt: &options.prompt,
+            data_message,
+            provider: plan.provider,
+            model: &plan.route.model,
+            context: &plan.context,
+            selection: plan.selection,
+            budget,
+            natives,
+            mcp_tools,
+            session: session.as_ref(),
+            secrets: &secrets,
+            started,
+            no_thread: options.no_thread,
+            live: pinned.is_some_and(|pinned| pinned.interim_replies),
+            tools_on: plan.tools_on,
+            thread,
+            stored_key,
+            cost: plan.cost,
+        },
+    )
+    .await;
+    if let Some(session) = session {
+        session.close().await;
+    }
+    outcome
+}
+
+/// Where a prompt goes and what it may do there, decided before any credential is read.
+pub(crate) struct Plan<'s> {
+    /// The toolset the request runs under.
+    selection: Selection<'s>,
+    /// The provider and model.
+    route: yetibot_ai_providers::Route,
+    /// The routed provider.
+    provider: &'s Provider,
+    /// Who asks, of which provider and model: what the toolset's rules are checked against.
+    context: RequestContext,
+    /// Whether the request allows tools at all.
+    tools_on: bool,
+    /// How its usage is read for the cost label.
+    cost: CostSource,
+}
+
+/// Plans a prompt: the toolset, the route (a provider that stands in for a pinned one, the
+/// router, or Zen's verified-free choice), the provider's tool calling when a toolset is
+/// named, the toolset's access rules for the caller and route, and the cost source (a Zen
+/// runtime default is used only while it is still free).
+///
+/// # Errors
+///
+/// The outcome to stop with; nothing has been sent and no credential read.
+async fn plan<'s>(
+    services: &'s AiServices,
+    call: &Call<'_>,
+    options: &flags::Options,
+    command: Command,
+    pinned: Option<&Pinned>,
+) -> Result<Plan<'s>, Outcome> {
+    let selection = Selection::choose(&services.policy, options.toolset.as_deref())
+        .map_err(|error| Outcome::error(error.to_string()))?;
+    let (route, chosen_free) = route(services, call, options, pinned, &selection).await?;
     let Some(provider) = services.provider(&route.provider) else {
-        return Outcome::error(format!(
+        return Err(Outcome::error(format!(
             "no provider is named {}; `ai providers` lists them",
             route.provider
-        ));
+        )));
     };
     let context = RequestContext {
         provenance: provenance(call.runner.caller()),
@@ -292,37 +312,130 @@ pub(crate) async fn run(
     if tools_on && options.toolset.is_some() {
         // Naming a toolset asks for its tools: a provider without tool calling cannot
         // serve it.
-        if let Err(error) = check_tool_calling(provider.tool_calling(), false) {
-            return Outcome::error(error.to_string());
-        }
+        check_tool_calling(provider.tool_calling(), false)
+            .map_err(|error| Outcome::error(error.to_string()))?;
     }
-    if let Err(error) = selection.authorize(&context) {
-        return Outcome::error(error.to_string());
-    }
+    selection
+        .authorize(&context)
+        .map_err(|error| Outcome::error(error.to_string()))?;
     // A Zen runtime default is used only while it is still free; its catalog is read only
     // now that the static checks have passed.
     let cost = if chosen_free {
         zen::free_cost_source(provider)
     } else {
-        match zen::recheck_runtime_default(services, &options, pinned, &route, provider).await {
+        let pinned = pinned.map(|pinned| pinned.name);
+        match zen::recheck_runtime_default(services, options, pinned, &route, provider).await {
             Ok(true) => zen::free_cost_source(provider),
             Ok(false) => cost_source(provider),
-            Err(message) => return Outcome::error(message),
+            Err(message) => return Err(Outcome::error(message)),
         }
     };
-    // The selected provider's credential, resolved only now: its key joins the set every
-    // output of this request is redacted of.
-    let secrets = match services.client.request_secrets(provider).await {
-        Ok(secrets) => secrets,
-        Err(error) => return Outcome::error(error.user_message()),
-    };
-    let data_message = match snapshot.as_ref().map(|s| s.data_message(&secrets)) {
-        None => None,
-        Some(Ok(message)) => Some(message),
-        Some(Err(error)) => return Outcome::error(error.to_string()),
-    };
-    // Inside a chat thread the prompt carries the thread (text-only commands never do); a
-    // thread that cannot be read whole stops the request.
+    Ok(Plan {
+        selection,
+        route,
+        provider,
+        context,
+        tools_on,
+        cost,
+    })
+}
+
+/// The route of a prompt, and whether its model was chosen as verified free.
+async fn route(
+    services: &AiServices,
+    call: &Call<'_>,
+    options: &flags::Options,
+    pinned: Option<&Pinned>,
+    selection: &Selection<'_>,
+) -> Result<(yetibot_ai_providers::Route, bool), Outcome> {
+    // A provider that stands in for a name no configured provider has (Grok from the xAI
+    // key) is routed here: it is not part of the configured set.
+    let stand_in = pinned
+        .map(|pinned| pinned.name)
+        .or(options.provider.as_deref())
+        .filter(|name| services.providers.get(name).is_none())
+        .and_then(|name| services.provider(name));
+    if let Some(provider) = stand_in {
+        return match options.model.as_deref().or(provider.model()) {
+            Some(model) => Ok((
+                yetibot_ai_providers::Route {
+                    provider: provider.name().to_owned(),
+                    model: model.to_owned(),
+                },
+                false,
+            )),
+            None => Err(Outcome::error(format!(
+                "provider {} has no default model; add --model ID",
+                provider.name()
+            ))),
+        };
+    }
+    let routed = yetibot_ai_providers::route(
+        &services.providers,
+        &services.defaults,
+        |model| services.owner_of(model),
+        yetibot_ai_providers::RouteRequest {
+            provider: options.provider.as_deref(),
+            pinned: pinned.map(|pinned| pinned.name),
+            model: options.model.as_deref(),
+        },
+    );
+    match routed {
+        Ok(route) => Ok((route, false)),
+        // A Zen provider without a model anywhere: its verified-free choice.
+        Err(yetibot_ai_providers::RouteError::NoModel(name))
+            if services.providers.get(&name).is_some_and(zen::is_zen) =>
+        {
+            let provenance = provenance(call.runner.caller());
+            zen::free_route(services, options, selection, &provenance, &name)
+                .await
+                .map_err(Outcome::error)
+        }
+        Err(yetibot_ai_providers::RouteError::UnknownProvider(_)) if pinned.is_some() => Err(
+            Outcome::error(pinned.map_or_else(String::new, |p| p.missing.to_owned())),
+        ),
+        Err(error) => Err(Outcome::error(error.to_string())),
+    }
+}
+
+/// What a planned prompt carries to the model: the credentials its output is redacted of,
+/// the piped data's message, the thread, and the tools it offers with their MCP session.
+struct Gathered {
+    secrets: yetibot_redaction::Secrets,
+    data_message: Option<String>,
+    thread: Vec<Message>,
+    /// The app-side store's key for this thread, when the provider keeps one.
+    stored_key: Option<String>,
+    natives: Vec<ToolDefinition>,
+    session: Option<Session>,
+    mcp_tools: Vec<ToolId>,
+}
+
+/// Gathers a planned prompt's context: the provider's credential (resolved only now, so
+/// its key joins the set every output of the request is redacted of), the piped data's
+/// message, the thread the request came from (text-only commands never carry one; a thread
+/// that cannot be read whole stops the request), and the native and MCP tools it offers.
+///
+/// # Errors
+///
+/// The outcome to stop with; nothing has been sent to the model.
+async fn gather(
+    services: &AiServices,
+    call: &Call<'_>,
+    plan: &Plan<'_>,
+    snapshot: Option<&Snapshot>,
+    command: Command,
+) -> Result<Gathered, Outcome> {
+    let provider = plan.provider;
+    let secrets = services
+        .client
+        .request_secrets(provider)
+        .await
+        .map_err(|error| Outcome::error(error.user_message()))?;
+    let data_message = snapshot
+        .map(|s| s.data_message(&secrets))
+        .transpose()
+        .map_err(|error| Outcome::error(error.to_string()))?;
     let caller = call.runner.caller();
     let source = caller
         .platform
@@ -340,23 +453,18 @@ pub(crate) async fn run(
         .and_then(|key| services.threads.get(key));
     let thread = match (stored, source) {
         (Some(stored), _) => stored,
-        (None, Some(thread)) => {
-            match thread
-                .history()
-                .await
-                .and_then(|m| crate::thread::turns(&m))
-            {
-                Ok(turns) => turns,
-                Err(error) => return Outcome::error(error.to_string()),
-            }
-        }
+        (None, Some(thread)) => thread
+            .history()
+            .await
+            .and_then(|m| crate::thread::turns(&m))
+            .map_err(|error| Outcome::error(error.to_string()))?,
         (None, None) => Vec::new(),
     };
-    let offer_tools = tools_on && provider.tool_calling();
+    let offer_tools = plan.tools_on && provider.tool_calling();
     let history_on = call.runner.history().is_some();
-    let native_definitions: Vec<ToolDefinition> = if offer_tools {
-        selection
-            .native_tools(&context, &services.native_services)
+    let natives: Vec<ToolDefinition> = if offer_tools {
+        plan.selection
+            .native_tools(&plan.context, &services.native_services)
             .into_iter()
             .filter_map(|tool| natives::native(tool.name())?.definition(history_on))
             .collect()
@@ -364,43 +472,23 @@ pub(crate) async fn run(
         Vec::new()
     };
     let (session, mcp_tools) = if offer_tools {
-        match open_servers(services, &selection, native_definitions.len()).await {
+        match open_servers(services, &plan.selection, natives.len()).await {
             Ok(Some((session, offered))) => (Some(session), offered),
             Ok(None) => (None, Vec::new()),
-            Err(message) => return Outcome::error(message),
+            Err(message) => return Err(Outcome::error(message)),
         }
     } else {
         (None, Vec::new())
     };
-    let outcome = answer(
-        services,
-        call,
-        Request {
-            options_prompt: &options.prompt,
-            data_message,
-            provider,
-            model: &route.model,
-            context: &context,
-            selection,
-            budget,
-            natives: native_definitions,
-            mcp_tools,
-            session: session.as_ref(),
-            secrets: &secrets,
-            started,
-            no_thread: options.no_thread,
-            live: pinned == Some(GROK_PROVIDER),
-            tools_on,
-            thread,
-            stored_key,
-            cost,
-        },
-    )
-    .await;
-    if let Some(session) = session {
-        session.close().await;
-    }
-    outcome
+    Ok(Gathered {
+        secrets,
+        data_message,
+        thread,
+        stored_key,
+        natives,
+        session,
+        mcp_tools,
+    })
 }
 
 /// The MCP servers a toolset selection connects, with the tools it allows of each.
@@ -501,8 +589,8 @@ struct Request<'r> {
 }
 
 /// Builds the catalog and conversation, runs the tool loop and shapes the answer.
-async fn answer(services: &AiServices, call: &Call<'_>, request: Request<'_>) -> Outcome {
-    let mut definitions = request.natives;
+async fn answer(services: &AiServices, call: &Call<'_>, mut request: Request<'_>) -> Outcome {
+    let mut definitions = std::mem::take(&mut request.natives);
     if let Some(session) = request.session {
         // A tool whose schema broke the bounds has none to offer and is left out.
         definitions.extend(request.mcp_tools.iter().filter_map(|id| {
@@ -519,8 +607,8 @@ async fn answer(services: &AiServices, call: &Call<'_>, request: Request<'_>) ->
         Err(error) => return Outcome::error(error.to_string()),
     };
     let mut messages = vec![Message::System(RUNNER_INSTRUCTIONS.to_owned())];
-    messages.extend(request.thread);
-    if let Some(data) = request.data_message {
+    messages.extend(std::mem::take(&mut request.thread));
+    if let Some(data) = request.data_message.take() {
         messages.push(Message::User(data));
     }
     let prompt = if request.options_prompt.trim().is_empty() {
@@ -605,6 +693,31 @@ async fn answer(services: &AiServices, call: &Call<'_>, request: Request<'_>) ->
         publish,
     )
     .await;
+    let ran = Ran {
+        usage: model.usage,
+        cost: model.cost,
+        conversation,
+    };
+    shape(services, &request, ran, result)
+}
+
+/// What the loop leaves besides its result: the usage and cost of its turns and the whole
+/// conversation.
+struct Ran {
+    usage: UsageSum,
+    cost: CostTally,
+    conversation: Conversation,
+}
+
+/// Shapes the loop's end into the command's outcome: the redacted answer with its metadata
+/// (and, for a provider that keeps threads, the exchange stored for the thread's next
+/// prompt), or the failure's message with its bounded, redacted trace as data.
+fn shape(
+    services: &AiServices,
+    request: &Request<'_>,
+    ran: Ran,
+    result: Result<yetibot_tool_policy::Answer, LoopFailure<yetibot_ai_providers::Error>>,
+) -> Outcome {
     match result {
         Ok(answer) => {
             let text = request.secrets.redact_text(answer.text.trim());
@@ -613,14 +726,15 @@ async fn answer(services: &AiServices, call: &Call<'_>, request: Request<'_>) ->
                 model: request.model.to_owned(),
                 duration: (services.clock)().duration_since(request.started),
                 tool_calls: answer.budget.used(),
-                tokens: model.usage.total(),
-                cost: model.cost.label(),
+                tokens: ran.usage.total(),
+                cost: ran.cost.label(),
                 no_thread: request.no_thread,
             };
-            if let Some(key) = request.stored_key {
+            if let Some(key) = &request.stored_key {
                 // The next prompt in this thread resends this exchange, tool calls and
                 // results included (the host instructions are added anew each time).
-                let mut kept: Vec<Message> = conversation
+                let mut kept: Vec<Message> = ran
+                    .conversation
                     .messages
                     .into_iter()
                     .skip_while(|m| matches!(m, Message::System(_)))
@@ -630,7 +744,7 @@ async fn answer(services: &AiServices, call: &Call<'_>, request: Request<'_>) ->
                     calls: Vec::new(),
                     opaque: Vec::new(),
                 });
-                services.threads.put(key, kept);
+                services.threads.put(key.clone(), kept);
             }
             Outcome::Answer {
                 value: yetibot_json_util::Value::String(text.into_owned()),

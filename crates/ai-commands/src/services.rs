@@ -5,10 +5,9 @@
 use std::sync::Arc;
 
 use tokio::time::Instant;
-use yetibot_ai_providers::{Client, Provider, ProviderConfig, ProviderSet, RuntimeDefaults};
+use yetibot_ai_providers::{Client, Provider, ProviderSet, RuntimeDefaults};
 use yetibot_discovery_cache::{DiscoveryCache, Ownership, Uncertainty};
 use yetibot_mcp_host::Host;
-use yetibot_redaction::Secret;
 use yetibot_tool_policy::{NativeServices, ToolPolicy};
 
 /// The monotonic clock the AI commands measure durations and catalog freshness with.
@@ -35,39 +34,6 @@ pub struct AiServices {
     pub(crate) release_feed: Option<crate::natives::ReleaseFeed>,
     /// The conversations of chat threads on providers with `:thread-store`.
     pub(crate) threads: crate::thread::ThreadStore,
-}
-
-/// The name `grok` always uses.
-pub const GROK_PROVIDER: &str = "grok";
-/// The xAI API base of the Grok provider built from `:yetibot :xai :key`.
-pub const XAI_BASE_URL: &str = "https://api.x.ai/v1";
-/// The model of the Grok provider built from `:yetibot :xai :key`.
-pub const XAI_DEFAULT_MODEL: &str = "grok-4.7";
-
-/// The Grok Responses provider an xAI key supplies: [`XAI_BASE_URL`], model
-/// [`XAI_DEFAULT_MODEL`], server-side `web_search` and `x_search`. `base_url` replaces the
-/// xAI base (tests point it at a local server).
-///
-/// # Errors
-///
-/// The provider configuration's problems (a blank key, an unusable URL), as paths and
-/// reasons that never contain the key.
-pub fn xai_provider(key: &Secret, base_url: Option<&str>) -> Result<Provider, Vec<String>> {
-    let config = ProviderConfig {
-        name: Some(GROK_PROVIDER.to_owned()),
-        url: Some(base_url.unwrap_or(XAI_BASE_URL).to_owned()),
-        key: Some(key.clone()),
-        model: Some(XAI_DEFAULT_MODEL.to_owned()),
-        api: Some("responses".to_owned()),
-        native_tools: Some(vec!["web_search".to_owned(), "x_search".to_owned()]),
-        ..ProviderConfig::default()
-    };
-    let set = ProviderSet::from_config(None, &[config])
-        .map_err(|problems| problems.iter().map(ToString::to_string).collect::<Vec<_>>())?;
-    set.providers()
-        .first()
-        .cloned()
-        .ok_or_else(|| vec!["the xAI provider could not be built".to_owned()])
 }
 
 impl std::fmt::Debug for AiServices {
@@ -133,20 +99,21 @@ impl AiServices {
         self
     }
 
-    /// The provider `grok` uses when none is named `grok` (see [`xai_provider`]). Ignored
-    /// when a provider is named `grok`.
+    /// The provider `grok` uses when none is named `grok` (see
+    /// [`xai_provider`](crate::xai_provider)). Ignored when a provider is named `grok`.
     #[must_use]
     pub fn with_grok_fallback(mut self, provider: Provider) -> Self {
         self.grok_fallback = Some(provider);
         self
     }
 
-    /// The configured provider of this name, or for `grok` the xAI fallback.
+    /// The configured provider of this name, or the provider that stands in for it when
+    /// none is configured (Grok from the xAI key).
     pub(crate) fn provider(&self, name: &str) -> Option<&Provider> {
-        self.providers.get(name).or(if name == GROK_PROVIDER {
-            self.grok_fallback.as_ref()
-        } else {
-            None
+        self.providers.get(name).or_else(|| {
+            self.grok_fallback
+                .as_ref()
+                .filter(|_| name == crate::pinned::GROK.name)
         })
     }
 

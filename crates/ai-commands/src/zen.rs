@@ -20,7 +20,7 @@ use yetibot_tool_policy::{Denial, RequestContext, Selection};
 use crate::cost::CostSource;
 use crate::flags::{self, Command, FlagError};
 use crate::listing;
-use crate::prompt::{cost_source, provenance, single_hop};
+use crate::prompt::{SingleHop, cost_source, provenance};
 use crate::services::AiServices;
 use futures_util::future::BoxFuture;
 use yetibot_command::Outcome;
@@ -245,18 +245,18 @@ async fn prompt(services: &AiServices, call: &Call<'_>, typed: &str) -> Outcome 
     } else {
         cost_source(provider)
     };
-    match single_hop(
-        services,
+    let sent = SingleHop {
         provider,
-        &choice.model,
+        model: &choice.model,
         messages,
-        MAX_OUTPUT_TOKENS,
-        cost,
-        &secrets,
+        max_output_tokens: MAX_OUTPUT_TOKENS,
+        cost: cost,
+        secrets: &secrets,
         started,
-    )
-    .await
-    {
+    }
+    .send(services)
+    .await;
+    match sent {
         Ok((text, meta)) => Outcome::Answer {
             value: yetibot_json_util::Value::String(text),
             meta: Box::new(meta.into()),
@@ -267,6 +267,44 @@ async fn prompt(services: &AiServices, call: &Call<'_>, typed: &str) -> Outcome 
                 .into_owned(),
         ),
     }
+}
+
+/// The route of an `ai` prompt sent to the Zen provider `name` when no model is named or
+/// configured anywhere, and whether its model was verified free: the toolset's rules that do
+/// not depend on the model, and tool calling for a named toolset, are checked before the
+/// catalog (and its credential) is read; then the verified-free choice.
+///
+/// # Errors
+///
+/// Why no model can be chosen; nothing was sent.
+pub(crate) async fn free_route(
+    services: &AiServices,
+    options: &flags::Options,
+    selection: &Selection<'_>,
+    provenance: &Provenance,
+    name: &str,
+) -> Result<(yetibot_ai_providers::Route, bool), String> {
+    let Some(provider) = services.providers.get(name) else {
+        return Err(format!("no provider is named {name}"));
+    };
+    match selection.authorize(&context(provenance, name, "")) {
+        Ok(()) | Err(yetibot_tool_policy::Error::Denied(Denial::ProviderModel)) => {}
+        Err(error) => return Err(error.to_string()),
+    }
+    if !options.no_tools
+        && options.toolset.is_some()
+        && let Err(error) = yetibot_tool_policy::check_tool_calling(provider.tool_calling(), false)
+    {
+        return Err(error.to_string());
+    }
+    let choice = choose_model(services, provider, None, selection, provenance).await?;
+    Ok((
+        yetibot_ai_providers::Route {
+            provider: name.to_owned(),
+            model: choice.model,
+        },
+        choice.verified_free,
+    ))
 }
 
 /// The model a prompt uses, and whether it was verified free for it.

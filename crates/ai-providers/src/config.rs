@@ -334,28 +334,10 @@ impl ProviderSet {
 /// A static reason (never containing the URL) when it is not an absolute `http` or `https`
 /// URL with a host, or when it carries credentials, a query, a fragment or an endpoint path.
 pub fn normalize_base_url(raw: &str) -> Result<String, &'static str> {
-    if raw.trim().is_empty() {
-        return Err("must not be blank");
-    }
-    if raw.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err("must not contain whitespace or control characters");
-    }
+    yetibot_conversation::check_endpoint(raw).map_err(|problem| {
+        problem.reason("must not contain credentials (put the key in :key or :key-file)")
+    })?;
     let url = url::Url::parse(raw).map_err(|_| "is not a valid absolute URL")?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err("must use http or https");
-    }
-    if url.host_str().is_none_or(str::is_empty) {
-        return Err("must name a host");
-    }
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err("must not contain credentials (put the key in :key or :key-file)");
-    }
-    if url.query().is_some() {
-        return Err("must not contain a query string");
-    }
-    if url.fragment().is_some() {
-        return Err("must not contain a fragment");
-    }
     let normalized = url.as_str().trim_end_matches('/').to_owned();
     for endpoint in ["/chat/completions", "/responses", "/models"] {
         if normalized.ends_with(endpoint) {

@@ -1,4 +1,5 @@
-//! The error of the command language's configuration.
+//! The errors of the command language: a configuration value it owns that is invalid, and
+//! a run that stopped.
 
 /// A configuration value of the command layer is invalid. `path` is relative to the
 /// configuration section (`prefix` under `:command`); `reason` never contains the value.
@@ -23,5 +24,26 @@ impl ConfigError {
     #[must_use]
     pub fn config_problem(&self) -> Option<(&str, &str)> {
         Some((&self.path, &self.reason))
+    }
+}
+
+/// A run of commands that stopped with an error: the chat line that says so, formatted
+/// where the error happened (`💥 Error in `<stage>`: <message> 💥`), which a command that
+/// ran the stage passes on unchanged or pastes inline.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Stopped(pub(crate) String);
+
+impl Stopped {
+    /// The error line.
+    #[must_use]
+    pub fn message(&self) -> &str {
+        &self.0
+    }
+
+    /// The error line, owned.
+    #[must_use]
+    pub fn into_message(self) -> String {
+        self.0
     }
 }

@@ -12,6 +12,7 @@ use yetibot_json_util::{RandomSource, Value};
 use futures_util::future::BoxFuture;
 use yetibot_history::{Alias, AliasStore, History, HistoryRecord, HistoryScope, HistoryStore};
 
+use crate::error::Stopped;
 use crate::platform::Platform;
 use crate::recent::Recent;
 use crate::registry::{Call, Category, Registry};
@@ -390,30 +391,41 @@ impl<'a> Runner<'a> {
     /// Runs one command line (no pipes are split: `line` is a single stage) with `input` as
     /// its previous stage, as a generated command, and returns the new state or the
     /// formatted error.
-    pub fn run_stage(&self, line: String, input: Piped) -> BoxFuture<'a, Result<Piped, String>> {
+    ///
+    /// # Errors
+    ///
+    /// [`Stopped`] with the stage's error line.
+    pub fn run_stage(&self, line: String, input: Piped) -> BoxFuture<'a, Result<Piped, Stopped>> {
         let interpreter = self.interpreter;
         let scope = self.scope.nested(self.scope.contextual);
         Box::pin(async move {
-            let scope = scope?;
+            let scope = scope.map_err(Stopped)?;
             yield_now().await;
-            let (piped, _) = interpreter.stage_line(&line, &line, input, &scope).await?;
+            let (piped, _) = interpreter
+                .stage_line(&line, &line, input, &scope)
+                .await
+                .map_err(Stopped)?;
             Ok(piped)
         })
     }
 
     /// Parses and runs a whole expression as a generated command whose first stage sees
     /// `data`.
+    ///
+    /// # Errors
+    ///
+    /// [`Stopped`] with the error line of the stage that failed, or of the parse.
     pub fn run_expression(
         &self,
         line: String,
         data: Option<&'a Value>,
-    ) -> BoxFuture<'a, Result<Piped, String>> {
+    ) -> BoxFuture<'a, Result<Piped, Stopped>> {
         let interpreter = self.interpreter;
         let scope = self.scope.nested(data);
         Box::pin(async move {
-            let scope = scope?;
-            let expr = syntax::parse(&line).map_err(|e| parse_failure(&e))?;
-            interpreter.eval(&expr, &scope).await
+            let scope = scope.map_err(Stopped)?;
+            let expr = syntax::parse(&line).map_err(|e| Stopped(parse_failure(&e)))?;
+            interpreter.eval(&expr, &scope).await.map_err(Stopped)
         })
     }
 }

@@ -17,7 +17,7 @@ pub use config::{
     AdminConfig, CommandConfig, DEFAULT_LOCAL_USER_ID, LocalConfig, MAX_PREFIX_CHARS, admin_users,
     command_settings, local_caller,
 };
-pub use error::ConfigError;
+pub use error::{ConfigError, Stopped};
 pub use interpreter::{Caller, Interpreter, Reply, Runner, Settings};
 pub use platform::{
     Platform, PlatformError, Progress, Step, StepOutcome, ThreadError, ThreadMessage, ThreadSource,

@@ -96,7 +96,7 @@ struct Run {
     card: Option<PendingCard>,
     /// Where the answer goes.
     place: Place,
-    /// Live Grok messages already posted while the run went on (confirmed only).
+    /// Interim messages already posted while the run went on (confirmed only).
     live: Vec<Posted>,
 }
 
@@ -456,7 +456,7 @@ impl Conductor {
     }
 
     /// Where a run's answer and status card go: where the command's earlier answer is, else
-    /// a new thread when one is asked for (`!thread`, or `grok` without `--no-thread`, which
+    /// a new thread when one is asked for (`!thread`, or a command whose hints open one, which
     /// the outbox opens where the platform has threads), else the command's own place.
     async fn target(
         &self,

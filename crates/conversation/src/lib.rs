@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod endpoint;
 mod error;
 mod limits;
 mod message;
@@ -7,6 +8,7 @@ mod provenance;
 mod tool;
 mod usage;
 
+pub use endpoint::{EndpointProblem, check_endpoint};
 pub use error::{Error, Result};
 pub use limits::{
     MAX_ARGUMENT_CHARS, MAX_FUNCTION_NAME_BYTES, MAX_RESULT_CHARS, MAX_TOOL_NAME_CHARS, MAX_TOOLS,

@@ -229,29 +229,8 @@ impl ServerSet {
 ///
 /// A static reason that never contains the URL.
 pub fn check_server_url(raw: &str) -> Result<(), &'static str> {
-    if raw.trim().is_empty() {
-        return Err("must not be blank");
-    }
-    if raw.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err("must not contain whitespace or control characters");
-    }
-    let url = url::Url::parse(raw).map_err(|_| "is not a valid absolute URL")?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err("must use http or https");
-    }
-    if url.host_str().is_none_or(str::is_empty) {
-        return Err("must name a host");
-    }
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err("must not contain credentials (put them in :headers)");
-    }
-    if url.query().is_some() {
-        return Err("must not contain a query string");
-    }
-    if url.fragment().is_some() {
-        return Err("must not contain a fragment");
-    }
-    Ok(())
+    yetibot_conversation::check_endpoint(raw)
+        .map_err(|problem| problem.reason("must not contain credentials (put them in :headers)"))
 }
 
 fn validate_server(config: &ServerConfig, fail: &mut dyn FnMut(&str, &str)) -> Option<Server> {

@@ -16,17 +16,22 @@ pub struct Connected {
     discord: Vec<(String, yetibot_chat_adapters::discord::Running)>,
 }
 
+/// A chat connection that could not start: a message that names the connection and says
+/// why, redacted of every configured credential.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ConnectError(String);
+
 /// Connects every configured connection (checking each token) before the bot announces
 /// that it runs.
 ///
 /// # Errors
 ///
-/// The first connection that could not start, as a message that names the connection and
-/// never a token.
-pub async fn connect(config: &Config, intake: &Intake) -> Result<Connected, String> {
+/// [`ConnectError`] for the first connection that could not start.
+pub async fn connect(config: &Config, intake: &Intake) -> Result<Connected, ConnectError> {
     // Socket Mode's and the gateway's TLS use the process-wide provider.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let redact = |text: String| config.secrets.redact_text(&text).into_owned();
+    let redact = |text: String| ConnectError(config.secrets.redact_text(&text).into_owned());
     let mut connected = Connected::default();
     for settings in &config.adapters.slack {
         let adapter = SlackAdapter::connect(settings, SlackOptions::default(), intake.clone())

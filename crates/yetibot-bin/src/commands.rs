@@ -66,8 +66,10 @@ pub fn ai_services(
         .is_some();
     Ok(match &config.xai_key {
         Some(key) if !grok_configured => {
-            let provider = yetibot_ai_commands::xai_provider(key, None)
-                .map_err(|problems| WireError::Client(problems.join("; ")))?;
+            let provider = yetibot_ai_commands::xai_provider(key, None).map_err(|problems| {
+                let reasons: Vec<String> = problems.iter().map(ToString::to_string).collect();
+                WireError::Client(reasons.join("; "))
+            })?;
             services.with_grok_fallback(provider)
         }
         _ => services,

@@ -101,7 +101,7 @@ async fn xargs(call: Call<'_>) -> Outcome {
             call.runner.run_stage(line, input)
         })
         .collect();
-    let results: Vec<Result<Piped, String>> = futures_util::stream::iter(runs)
+    let results: Vec<Result<Piped, crate::Stopped>> = futures_util::stream::iter(runs)
         .buffered(XARGS_PARALLELISM)
         .collect()
         .await;
@@ -160,7 +160,7 @@ async fn repeat(call: Call<'_>) -> Outcome {
                 datas.push(piped.data.unwrap_or(Value::Null));
             }
             Err(error) => {
-                values.push(Value::String(error));
+                values.push(Value::String(error.into_message()));
                 datas.push(Value::Null);
             }
         }
