@@ -21,7 +21,8 @@ use yetibot_command::{
 };
 use yetibot_conversation::AdapterKind;
 use yetibot_history::MemoryAliases;
-use yetibot_json_util::{Object, SplitMix64, Value, select, sort_order};
+use yetibot_json_util::collection::{select, sort_order};
+use yetibot_json_util::{Object, SplitMix64, Value};
 
 fn main() {
     if std::env::args().skip(1).all(|arg| arg.starts_with('-')) {

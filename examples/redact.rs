@@ -35,7 +35,7 @@ fn main() -> ExitCode {
         let warning = format!(
             "redact: warning: {} value(s) ignored (shorter than {} bytes or overlapping the marker)\n",
             secrets.ignored(),
-            yetibot_redaction::MIN_SECRET_LEN,
+            yetibot_redaction::limits::MIN_SECRET_LEN,
         );
         let _ = io::stderr().lock().write_all(warning.as_bytes());
     }

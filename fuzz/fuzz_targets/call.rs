@@ -14,6 +14,6 @@ fuzz_target!(|data: &[u8]| {
     let call = Call::new(text);
     let checked = preflight(std::slice::from_ref(&call), &secrets);
     let reply = execute(&call, &mut SplitMix64::new(data.len() as u64), &secrets);
-    assert!(reply.as_json().len() <= yetibot_json_util::MAX_REPLY_BYTES);
+    assert!(reply.as_json().len() <= yetibot_json_util::limits::MAX_REPLY_BYTES);
     assert_eq!(checked.err().map(|e| e.error()), reply.error());
 });

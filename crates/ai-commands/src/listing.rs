@@ -3,8 +3,8 @@
 
 use serde_json::json;
 use yetibot_ai_providers::{Price, Pricing, Provider, RouteRequest, WireApi};
-use yetibot_conversation::MAX_TOOLS;
 use yetibot_conversation::Provenance;
+use yetibot_conversation::limits::MAX_TOOLS;
 use yetibot_json_util::{Limits, Value};
 use yetibot_mcp_host::{ServerCatalog, ToolInfo};
 use yetibot_tool_policy::{RequestContext, Selection};

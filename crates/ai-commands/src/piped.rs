@@ -24,10 +24,10 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 
-use yetibot_json_util::{
-    Decimal, MAX_DECIMAL_PRECISION, MAX_DECIMAL_SCALE, MAX_NUMBER_CHARS, MIN_DECIMAL_SCALE, Object,
-    Value,
+use yetibot_json_util::limits::{
+    MAX_DECIMAL_PRECISION, MAX_DECIMAL_SCALE, MAX_NUMBER_CHARS, MIN_DECIMAL_SCALE,
 };
+use yetibot_json_util::{Decimal, Object, Value};
 use yetibot_redaction::{REDACTED, Secrets, is_sensitive_field};
 
 /// Most UTF-8 bytes of the snapshot's compact JSON text.
@@ -356,7 +356,8 @@ fn distinct_key(taken: &mut HashSet<String>, key: String) -> String {
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
-    use yetibot_json_util::{Integer, Limits, exact_sum};
+    use yetibot_json_util::collection::exact_sum;
+    use yetibot_json_util::{Integer, Limits};
     use yetibot_redaction::Secret;
 
     use super::*;

@@ -3,7 +3,8 @@
 //! credential, tool discovery, the tool loop and the answer with its metadata.
 
 use yetibot_ai_providers::{Billing, Provider};
-use yetibot_conversation::{Conversation, MAX_TOOLS, Message, Provenance, ToolDefinition, ToolId};
+use yetibot_conversation::limits::MAX_TOOLS;
+use yetibot_conversation::{Conversation, Message, Provenance, ToolDefinition, ToolId};
 use yetibot_mcp_host::{ServerSelection, Session};
 use yetibot_tool_policy::{
     CallBudget, Catalog, LoopFailure, LoopSettings, RequestContext, Selection, ToolFlags,

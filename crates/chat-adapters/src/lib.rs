@@ -22,8 +22,8 @@ pub use fit::{
     fit, is_media_url, units,
 };
 pub use outbox::{
-    BoxFuture, Events, HistoryError, HistoryLimits, HistoryMessage, Incoming, Intake, IntakeError,
-    Outbox, Posted, Reservation, SendError, intake,
+    Events, HistoryError, HistoryLimits, HistoryMessage, Incoming, Intake, IntakeError, Outbox,
+    Posted, Reservation, SendError, intake,
 };
 pub use platform::has_verified_users;
 pub use reply::{Answer, Attachment, Button, Outgoing, Role, StatusCall, StatusCard};

@@ -2,18 +2,15 @@
 //! ([`Intake`]). Both are platform-neutral: each adapter implements the trait over its own
 //! API, and the bot's core drives every adapter the same way.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
 
 use tokio::sync::mpsc;
 
 use crate::event::{Event, Place};
 use crate::fit::Limits;
 use crate::reply::Outgoing;
-
-/// A boxed, sendable future, as the traits here return.
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Messages the platform confirmed, as posted together: one per [`Outgoing`] (or more where
 /// the platform split one).

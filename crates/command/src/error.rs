@@ -28,7 +28,7 @@ impl ConfigError {
 }
 
 /// A run of commands that stopped with an error: the chat line that says so, formatted
-/// where the error happened (`💥 Error in `<stage>`: <message> 💥`), which a command that
+/// where the error happened (`` 💥 Error in `<stage>`: <message> 💥 ``), which a command that
 /// ran the stage passes on unchanged or pastes inline.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]

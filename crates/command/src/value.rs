@@ -220,7 +220,7 @@ fn write_text(value: &Value, separator: &str, out: &mut String) {
 /// so the commands and the `util` tool flatten alike).
 #[must_use]
 pub fn flattened(items: &[Value]) -> Vec<&Value> {
-    yetibot_json_util::leaves(items)
+    yetibot_json_util::collection::leaves(items)
 }
 
 /// A map as `key: value` lines, in the map's order.

@@ -2,7 +2,7 @@
 
 mod endpoint;
 mod error;
-mod limits;
+pub mod limits;
 mod message;
 mod provenance;
 mod tool;
@@ -10,9 +10,6 @@ mod usage;
 
 pub use endpoint::{EndpointProblem, check_endpoint};
 pub use error::{Error, Result};
-pub use limits::{
-    MAX_ARGUMENT_CHARS, MAX_FUNCTION_NAME_BYTES, MAX_RESULT_CHARS, MAX_TOOL_NAME_CHARS, MAX_TOOLS,
-};
 pub use message::{Conversation, Message, ModelResponse, ReplayItem, ToolCall};
 pub use provenance::{AdapterKind, Identity, Provenance};
 pub use tool::{NATIVE_SOURCE, ToolDefinition, ToolId, function_name};

@@ -5,12 +5,12 @@ mod cache;
 mod catalog;
 mod error;
 mod index;
+pub mod limits;
 mod refresher;
 
 pub use bounds::Bounds;
 pub use cache::{
-    DiscoveryCache, FRESH_FOR, Observation, Ownership, ProviderListing, Snapshot, Status,
-    Uncertainty,
+    DiscoveryCache, Observation, Ownership, ProviderListing, Snapshot, Status, Uncertainty,
 };
 pub use error::{Error, Result};
-pub use refresher::{Lister, MAX_BACKOFF, REFRESH_EVERY, Refresher, next_delay};
+pub use refresher::{Lister, Refresher, next_delay};

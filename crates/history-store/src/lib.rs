@@ -2,14 +2,15 @@
 
 mod config;
 mod error;
+pub mod limits;
 mod open;
 mod postgres;
 mod schema;
 mod sqlite;
 
 pub use config::{
-    Backend, DEFAULT_SQLITE_PATH, DEFAULT_TABLE_PREFIX, DbConfig, HistoryConfig,
-    MAX_TABLE_PREFIX_CHARS, SqliteConfig, TableConfig, TablePrefix,
+    Backend, DEFAULT_SQLITE_PATH, DEFAULT_TABLE_PREFIX, DbConfig, HistoryConfig, SqliteConfig,
+    TableConfig, TablePrefix,
 };
 pub use error::{Error, Result};
 pub use open::{Stores, open};

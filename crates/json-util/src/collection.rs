@@ -21,8 +21,8 @@ use crate::value::Value;
 ///
 /// ```
 /// use std::cmp::Ordering;
-/// assert_eq!(yetibot_json_util::utf16_cmp("😀", "｡"), Ordering::Less);
-/// assert_eq!(yetibot_json_util::utf16_cmp("10", "9"), Ordering::Less);
+/// assert_eq!(yetibot_json_util::collection::utf16_cmp("😀", "｡"), Ordering::Less);
+/// assert_eq!(yetibot_json_util::collection::utf16_cmp("10", "9"), Ordering::Less);
 /// ```
 #[must_use]
 pub fn utf16_cmp(a: &str, b: &str) -> Ordering {
@@ -34,7 +34,7 @@ pub fn utf16_cmp(a: &str, b: &str) -> Ordering {
 /// their input order. `O(n log n)` comparisons.
 ///
 /// ```
-/// let order = yetibot_json_util::sort_order(&["9", "100", "10"]);
+/// let order = yetibot_json_util::collection::sort_order(&["9", "100", "10"]);
 /// assert_eq!(order, [2, 1, 0]);
 /// ```
 #[must_use]
@@ -53,7 +53,8 @@ pub fn sort_order<S: AsRef<str>>(texts: &[S]) -> Vec<usize> {
 ///
 /// ```
 /// # fn main() -> yetibot_json_util::Result<()> {
-/// use yetibot_json_util::{Value, numeric_order};
+/// use yetibot_json_util::Value;
+/// use yetibot_json_util::collection::numeric_order;
 /// let numbers = Value::parse("[3, 0.5, 1.0, 1, -2]")?;
 /// let order = numeric_order(numbers.as_array().unwrap_or_default())?;
 /// assert_eq!(order, [4, 1, 2, 3, 0]);
@@ -110,7 +111,8 @@ pub(crate) fn exact_order<T>(
 ///
 /// ```
 /// # fn main() -> yetibot_json_util::Result<()> {
-/// use yetibot_json_util::{Value, unique_indices};
+/// use yetibot_json_util::Value;
+/// use yetibot_json_util::collection::unique_indices;
 /// let items = Value::parse(r#"["a", 1, "a", 1.0, 1.00, {"x":1,"y":2}, {"y":2,"x":1}]"#)?;
 /// assert_eq!(unique_indices(items.as_array().unwrap_or_default()), [0, 1, 3, 5]);
 /// # Ok(())
@@ -164,7 +166,7 @@ pub fn random_index(len: usize, random: &mut dyn RandomSource) -> Option<usize> 
 /// past the end, or one already taken, is skipped.
 ///
 /// ```
-/// let picked = yetibot_json_util::select(vec!["a", "b", "c"], &[2, 0, 2, 9]);
+/// let picked = yetibot_json_util::collection::select(vec!["a", "b", "c"], &[2, 0, 2, 9]);
 /// assert_eq!(picked, ["c", "a"]);
 /// ```
 #[must_use]
@@ -206,7 +208,8 @@ pub fn leaves(items: &[Value]) -> Vec<&Value> {
 ///
 /// ```
 /// # fn main() -> yetibot_json_util::Result<()> {
-/// use yetibot_json_util::{Value, exact_sum};
+/// use yetibot_json_util::Value;
+/// use yetibot_json_util::collection::exact_sum;
 /// let numbers = Value::parse("[0.1, 0.2]")?;
 /// assert_eq!(exact_sum(numbers.as_array().unwrap_or_default())?.to_json(), "0.3");
 /// # Ok(())
@@ -238,7 +241,7 @@ pub fn jvm_trim(text: &str) -> &str {
 ///
 /// ```
 /// # fn main() -> yetibot_json_util::Result<()> {
-/// let range = yetibot_json_util::IntegerRange::new(5, 0, -2)?;
+/// let range = yetibot_json_util::collection::IntegerRange::new(5, 0, -2)?;
 /// assert_eq!(range.remaining(), 3);
 /// assert_eq!(range.collect::<Vec<i64>>(), [5, 3, 1]);
 /// # Ok(())

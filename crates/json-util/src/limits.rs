@@ -53,7 +53,7 @@ pub const MAX_REPLY_BYTES: usize = 12_288;
 
 /// The host's cap on one tool call's argument text, in characters: the shared limit of
 /// `yetibot-conversation`, so every crate refuses the same calls.
-pub use yetibot_conversation::MAX_ARGUMENT_CHARS;
+pub use yetibot_conversation::limits::MAX_ARGUMENT_CHARS;
 
 /// Most characters of one numeric token, in input and in results.
 pub const MAX_NUMBER_CHARS: usize = 200;

@@ -5,7 +5,8 @@ use std::collections::HashMap;
 use std::fmt;
 
 use serde_json::{Map, Value};
-use yetibot_conversation::{MAX_TOOLS, ToolId, function_name};
+use yetibot_conversation::limits::MAX_TOOLS;
+use yetibot_conversation::{ToolId, function_name};
 use yetibot_redaction::Secrets;
 
 use crate::limits::{MAX_TEXT_CHARS, within_schema_bounds};

@@ -1,11 +1,19 @@
-//! The bounds the spec puts on everything a server sends, and the helpers that apply them.
-//! The bounds shared with the rest of a request (tools per request, argument and result
-//! length, name lengths) are `yetibot-conversation`'s.
+//! Every bound of the MCP host: what the spec puts on everything a server sends (and the
+//! helpers that apply it), timeouts, and, re-exported here, the bounds shared with the rest
+//! of a request (tools per request, argument and result length, name lengths), which are
+//! `yetibot-conversation`'s.
 
 use serde_json::Value;
 
+pub use crate::config::{DEFAULT_TIMEOUT, TIMEOUT_MS_RANGE};
+pub use crate::listing::SUMMARY_DESCRIPTION_CHARS;
+pub use crate::session::{CLOSE_GRACE, MAX_MESSAGE_BYTES, STDERR_TAIL_BYTES};
+pub use yetibot_conversation::limits::{
+    MAX_ARGUMENT_CHARS, MAX_FUNCTION_NAME_BYTES, MAX_RESULT_CHARS, MAX_TOOL_NAME_CHARS, MAX_TOOLS,
+};
+
 /// Tool descriptions and titles and server instructions are cut to this many characters.
-/// Call results have their own bound, [`MAX_RESULT_CHARS`](crate::MAX_RESULT_CHARS), of the
+/// Call results have their own bound, [`MAX_RESULT_CHARS`], of the
 /// same size.
 pub const MAX_TEXT_CHARS: usize = 20_000;
 /// A schema or annotation object may serialize to at most this many characters.

@@ -2,7 +2,7 @@
 //! wire-safe function name a model calls a tool by is `yetibot-conversation`'s
 //! `function_name`.
 
-use yetibot_conversation::MAX_TOOL_NAME_CHARS;
+use yetibot_conversation::limits::MAX_TOOL_NAME_CHARS;
 
 /// How many characters of a rejected name are shown.
 const SHOWN_NAME_CHARS: usize = 64;

@@ -2,7 +2,7 @@
 //! text that is marked as untrusted data.
 
 use serde_json::{Value, json};
-use yetibot_conversation::MAX_RESULT_CHARS;
+use yetibot_conversation::limits::MAX_RESULT_CHARS;
 use yetibot_redaction::Secrets;
 
 use crate::sanitize::bounded_texts;

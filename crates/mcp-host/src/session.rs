@@ -19,7 +19,8 @@ use rmcp::{RoleClient, ServiceError, ServiceExt};
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 use tokio::task::JoinHandle;
-use yetibot_conversation::{MAX_ARGUMENT_CHARS, MAX_TOOLS, ToolId};
+use yetibot_conversation::ToolId;
+use yetibot_conversation::limits::{MAX_ARGUMENT_CHARS, MAX_TOOLS};
 use yetibot_redaction::{Secret, Secrets};
 
 use crate::catalog::{DropReason, DroppedTool, ServerCatalog, ServerInstructions, ToolInfo};

@@ -3,6 +3,7 @@
 mod credential;
 mod error;
 mod json;
+pub mod limits;
 mod panic;
 mod scan;
 mod secret;
@@ -12,7 +13,7 @@ mod view;
 
 pub use error::{Error, Result};
 pub use json::{SENSITIVE_FIELDS, is_sensitive_field};
-pub use panic::{MAX_PANIC_MESSAGE_CHARS, install_panic_hook, panic_report};
+pub use panic::{install_panic_hook, panic_report};
 pub use secret::{REDACTED, Secret};
-pub use secrets::{MIN_SECRET_LEN, Secrets, SecretsBuilder};
+pub use secrets::{Secrets, SecretsBuilder};
 pub use stream::StreamRedactor;

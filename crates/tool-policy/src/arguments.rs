@@ -11,7 +11,7 @@
 //! one object is refused rather than merged, since the tool might read either value.
 
 use serde_json::Map;
-use yetibot_conversation::MAX_ARGUMENT_CHARS;
+use yetibot_conversation::limits::MAX_ARGUMENT_CHARS;
 use yetibot_json_util::{Limits, Value};
 
 /// Structural bounds for reading arguments. The text bound comes from the argument length

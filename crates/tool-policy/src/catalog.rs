@@ -3,7 +3,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use yetibot_conversation::{MAX_TOOLS, ToolDefinition, ToolId};
+use yetibot_conversation::limits::MAX_TOOLS;
+use yetibot_conversation::{ToolDefinition, ToolId};
 
 use crate::error::Error;
 

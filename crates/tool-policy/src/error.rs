@@ -30,11 +30,11 @@ pub enum Error {
         /// The missing tool.
         tool: String,
     },
-    /// More tools than one request may offer ([`crate::MAX_TOOLS`], native and MCP tools
+    /// More tools than one request may offer ([`crate::limits::MAX_TOOLS`], native and MCP tools
     /// together, counted after every allowlist has narrowed them).
     #[error(
         "{count} tools selected (native and MCP together), more than the {max} one request may offer; narrow the servers' :tools or the toolset's :native-tools",
-        max = yetibot_conversation::MAX_TOOLS
+        max = yetibot_conversation::limits::MAX_TOOLS
     )]
     TooManyTools {
         /// How many were selected.

@@ -8,6 +8,7 @@ mod config;
 mod error;
 mod github;
 mod ledger;
+pub mod limits;
 mod native;
 mod preflight;
 mod tool_loop;
@@ -20,9 +21,8 @@ pub use arguments::Arguments;
 pub use budget::{CallBudget, FlagProblem, ToolFlags};
 pub use catalog::Catalog;
 pub use config::{
-    FALLBACK_TOOL_CALLS, GithubPolicy, KnownNames, MAX_TOOL_CALLS, PolicyConfig, ProviderModels,
-    ProviderModelsConfig, ServerRef, ServerRefConfig, ToolPolicy, Toolset, ToolsetConfig,
-    ToolsetKind,
+    GithubPolicy, KnownNames, PolicyConfig, ProviderModels, ProviderModelsConfig, ServerRef,
+    ServerRefConfig, ToolPolicy, Toolset, ToolsetConfig, ToolsetKind,
 };
 pub use error::{Error, Result};
 pub use github::{
@@ -38,7 +38,6 @@ pub use tool_loop::{
 // The shared vocabulary this crate's API speaks, re-exported so that the crate can be used
 // on its own.
 pub use yetibot_conversation::{
-    AdapterKind, Conversation, Identity, MAX_ARGUMENT_CHARS, MAX_RESULT_CHARS, MAX_TOOLS, Message,
-    ModelResponse, NATIVE_SOURCE, Provenance, ReplayItem, ToolCall, ToolDefinition, ToolId,
-    function_name,
+    AdapterKind, Conversation, Identity, Message, ModelResponse, NATIVE_SOURCE, Provenance,
+    ReplayItem, ToolCall, ToolDefinition, ToolId, function_name,
 };

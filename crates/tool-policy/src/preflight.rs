@@ -3,7 +3,8 @@
 
 use std::collections::HashSet;
 
-use yetibot_conversation::{MAX_ARGUMENT_CHARS, ToolCall, ToolId};
+use yetibot_conversation::limits::MAX_ARGUMENT_CHARS;
+use yetibot_conversation::{ToolCall, ToolId};
 
 use crate::arguments::Arguments;
 use crate::budget::CallBudget;

@@ -6,9 +6,8 @@
 
 use std::future::Future;
 
-use yetibot_conversation::{
-    Conversation, MAX_RESULT_CHARS, Message, ModelResponse, ToolDefinition, ToolId,
-};
+use yetibot_conversation::limits::MAX_RESULT_CHARS;
+use yetibot_conversation::{Conversation, Message, ModelResponse, ToolDefinition, ToolId};
 use yetibot_redaction::Secrets;
 
 use crate::access::{RequestContext, Selection};

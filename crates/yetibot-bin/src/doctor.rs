@@ -21,9 +21,9 @@ use std::io::{IsTerminal as _, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
+use yetibot_ai_providers::limits::PROBE_MAX_OUTPUT_TOKENS;
 use yetibot_ai_providers::{
-    Client, ClientOptions, ContextWindowSource, ModelList, PROBE_MAX_OUTPUT_TOKENS, PROBE_TOOL,
-    Provider,
+    Client, ClientOptions, ContextWindowSource, ModelList, PROBE_TOOL, Provider,
 };
 use yetibot_mcp_host::{DropReason, DroppedTool, Host, sanitize_display};
 use yetibot_redaction::Secrets;

@@ -157,8 +157,8 @@ mod tests {
 
     use futures_util::future::BoxFuture;
     use yetibot_chat_adapters::{
-        AdapterKind, Author, BoxFuture as AdapterFuture, Event, EventKind, HistoryError,
-        HistoryLimits, HistoryMessage, Limits, Outbox, Place, Posted, SendError, intake,
+        AdapterKind, Author, Event, EventKind, HistoryError, HistoryLimits, HistoryMessage, Limits,
+        Outbox, Place, Posted, SendError, intake,
     };
     use yetibot_command::{
         Call, Category, CommandSpec, Handler, Interpreter, Outcome, Plain, Settings, builtins,
@@ -180,7 +180,7 @@ mod tests {
             &'a self,
             place: &'a Place,
             messages: Vec<Outgoing>,
-        ) -> AdapterFuture<'a, Result<Posted, SendError>> {
+        ) -> BoxFuture<'a, Result<Posted, SendError>> {
             let mut posts = self.0.lock().expect("posts");
             posts.extend(messages.into_iter().map(|m| m.text));
             let ids = vec![posts.len().to_string()];
@@ -194,11 +194,11 @@ mod tests {
             &'a self,
             posted: &'a Posted,
             messages: Vec<Outgoing>,
-        ) -> AdapterFuture<'a, Result<Posted, SendError>> {
+        ) -> BoxFuture<'a, Result<Posted, SendError>> {
             self.post(&posted.place, messages)
         }
 
-        fn delete<'a>(&'a self, _posted: &'a Posted) -> AdapterFuture<'a, Result<(), SendError>> {
+        fn delete<'a>(&'a self, _posted: &'a Posted) -> BoxFuture<'a, Result<(), SendError>> {
             Box::pin(std::future::ready(Ok(())))
         }
 
@@ -207,7 +207,7 @@ mod tests {
             _place: &'a Place,
             _before: &'a str,
             _limits: HistoryLimits,
-        ) -> AdapterFuture<'a, Result<Vec<HistoryMessage>, HistoryError>> {
+        ) -> BoxFuture<'a, Result<Vec<HistoryMessage>, HistoryError>> {
             Box::pin(std::future::ready(Ok(Vec::new())))
         }
     }

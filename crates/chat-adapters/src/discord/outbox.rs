@@ -8,6 +8,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use futures_util::future::BoxFuture;
 use serde::Deserialize;
 use tokio::sync::mpsc;
 use twilight_http::request::Form;
@@ -25,9 +26,7 @@ use super::rest::{Body, Failure, Rest};
 use crate::emoji::ReactionEmoji;
 use crate::event::Place;
 use crate::fit::Limits;
-use crate::outbox::{
-    BoxFuture, HistoryError, HistoryLimits, HistoryMessage, Outbox, Posted, SendError,
-};
+use crate::outbox::{HistoryError, HistoryLimits, HistoryMessage, Outbox, Posted, SendError};
 use crate::reply::Outgoing;
 
 /// How many thread parents, own messages and status cards are remembered.

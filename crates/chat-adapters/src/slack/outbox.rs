@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::api::{Api, ApiError, is_gone};
@@ -12,9 +13,7 @@ use super::inbound::{BotIdentity, decode, micros};
 use super::names::Names;
 use crate::event::Place;
 use crate::fit::Limits;
-use crate::outbox::{
-    BoxFuture, HistoryError, HistoryLimits, HistoryMessage, Outbox, Posted, SendError,
-};
+use crate::outbox::{HistoryError, HistoryLimits, HistoryMessage, Outbox, Posted, SendError};
 use crate::reply::{Attachment, Outgoing};
 
 /// How many messages one `conversations.replies` page asks for.

@@ -33,6 +33,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
+use futures_util::future::BoxFuture;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -41,7 +42,7 @@ use tokio::task::JoinSet;
 use crate::event::{Author, Place};
 use crate::fit::Limits;
 use crate::outbox::{
-    BoxFuture, HistoryError, HistoryLimits, HistoryMessage, Intake, Outbox, Posted, SendError,
+    HistoryError, HistoryLimits, HistoryMessage, Intake, Outbox, Posted, SendError,
 };
 use crate::reply::Outgoing;
 

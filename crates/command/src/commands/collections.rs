@@ -27,10 +27,11 @@
 use std::borrow::Cow;
 
 use regex::{Regex, RegexBuilder};
-use yetibot_json_util::{
-    IntegerRange, RandomSource, Value, exact_sum, jvm_trim, leaves, numeric_order, random_index,
-    shuffle_order, sort_order, unique_indices,
+use yetibot_json_util::collection::{
+    IntegerRange, exact_sum, jvm_trim, leaves, numeric_order, random_index, shuffle_order,
+    sort_order, unique_indices,
 };
+use yetibot_json_util::{RandomSource, Value};
 
 use crate::interpreter::Runner;
 use crate::registry::{Call, Category, CommandSpec, Plain};

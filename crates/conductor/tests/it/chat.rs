@@ -14,9 +14,8 @@ use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 use yetibot_ai_providers::{Client, ClientOptions, ProviderConfig, ProviderSet};
 use yetibot_chat_adapters::{
-    Action, AdapterKind, Author, BoxFuture as AdapterFuture, Event, EventKind, HistoryError,
-    HistoryLimits, HistoryMessage, Incoming, Limits, Outbox, Outgoing, Place, Posted, Role,
-    SendError,
+    Action, AdapterKind, Author, Event, EventKind, HistoryError, HistoryLimits, HistoryMessage,
+    Incoming, Limits, Outbox, Outgoing, Place, Posted, Role, SendError,
 };
 use yetibot_command::{
     Call, Category, CommandSpec, Handler, Interpreter, Outcome, Plain, Settings, builtins,
@@ -113,7 +112,7 @@ impl Outbox for Memory {
         &'a self,
         place: &'a Place,
         messages: Vec<Outgoing>,
-    ) -> AdapterFuture<'a, Result<Posted, SendError>> {
+    ) -> BoxFuture<'a, Result<Posted, SendError>> {
         Box::pin(async move {
             let hold = self.hold.lock().expect("hold").clone();
             if let Some((role, gate)) = hold
@@ -146,7 +145,7 @@ impl Outbox for Memory {
         &'a self,
         posted: &'a Posted,
         messages: Vec<Outgoing>,
-    ) -> AdapterFuture<'a, Result<Posted, SendError>> {
+    ) -> BoxFuture<'a, Result<Posted, SendError>> {
         Box::pin(async move {
             if self.refuse_answers.load(Ordering::SeqCst)
                 && messages.iter().any(|m| m.role == Role::Answer)
@@ -171,7 +170,7 @@ impl Outbox for Memory {
         })
     }
 
-    fn delete<'a>(&'a self, posted: &'a Posted) -> AdapterFuture<'a, Result<(), SendError>> {
+    fn delete<'a>(&'a self, posted: &'a Posted) -> BoxFuture<'a, Result<(), SendError>> {
         Box::pin(async move {
             let mut visible = self.visible.lock().expect("visible");
             for id in &posted.ids {
@@ -190,7 +189,7 @@ impl Outbox for Memory {
         _place: &'a Place,
         message_id: &'a str,
         emoji: &'a str,
-    ) -> AdapterFuture<'a, Result<(), SendError>> {
+    ) -> BoxFuture<'a, Result<(), SendError>> {
         Box::pin(async move {
             if emoji.starts_with(':') {
                 return Err(SendError::Refused("a bare :shortcode: is ambiguous"));
@@ -208,7 +207,7 @@ impl Outbox for Memory {
         place: &'a Place,
         message_id: &'a str,
         name: &'a str,
-    ) -> AdapterFuture<'a, Result<Place, SendError>> {
+    ) -> BoxFuture<'a, Result<Place, SendError>> {
         Box::pin(async move {
             self.log
                 .lock()
@@ -223,7 +222,7 @@ impl Outbox for Memory {
         _place: &'a Place,
         _before: &'a str,
         _limits: HistoryLimits,
-    ) -> AdapterFuture<'a, Result<Vec<HistoryMessage>, HistoryError>> {
+    ) -> BoxFuture<'a, Result<Vec<HistoryMessage>, HistoryError>> {
         Box::pin(async move { self.thread.lock().expect("thread").clone() })
     }
 }

@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
+use yetibot_discovery_cache::limits::{MAX_BACKOFF, REFRESH_EVERY};
 use yetibot_discovery_cache::{
-    Bounds, DiscoveryCache, Lister, MAX_BACKOFF, Observation, Ownership, ProviderListing,
-    REFRESH_EVERY, Refresher, Uncertainty, next_delay,
+    Bounds, DiscoveryCache, Lister, Observation, Ownership, ProviderListing, Refresher,
+    Uncertainty, next_delay,
 };
 
 /// Lists from a script; records when each provider was listed.

@@ -73,7 +73,7 @@ fn check(case: &Case) -> Result<(), String> {
         }
         _ => {}
     }
-    if reply.as_json().len() > yetibot_json_util::MAX_REPLY_BYTES {
+    if reply.as_json().len() > yetibot_json_util::limits::MAX_REPLY_BYTES {
         return Err("the reply exceeds the bound".to_owned());
     }
     if reply.as_json() != case.reply {

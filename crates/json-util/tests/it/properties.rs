@@ -126,7 +126,7 @@ proptest! {
         let fields = fields_for(operation, n, &text, &json!(path));
         let call = Call::new(arguments(operation.name(), &v.to_json(), &fields));
         let reply = execute(&call, &mut SplitMix64::new(n as u64), &Secrets::empty());
-        prop_assert!(reply.as_json().len() <= yetibot_json_util::MAX_REPLY_BYTES);
+        prop_assert!(reply.as_json().len() <= yetibot_json_util::limits::MAX_REPLY_BYTES);
         let parsed: serde_json::Value = serde_json::from_str(reply.as_json()).expect("replies are JSON");
         if !reply.is_error() {
             let json = reply.as_json();
@@ -156,7 +156,7 @@ proptest! {
         let _ = execute(&Call::new(text), &mut SplitMix64::new(1), &secrets);
         let call = Call::new(arguments(Operation::ALL[op].name(), &input, &[]));
         let reply = execute(&call, &mut SplitMix64::new(1), &secrets);
-        prop_assert!(reply.as_json().len() <= yetibot_json_util::MAX_REPLY_BYTES);
+        prop_assert!(reply.as_json().len() <= yetibot_json_util::limits::MAX_REPLY_BYTES);
     }
 
     #[test]

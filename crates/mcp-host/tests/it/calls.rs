@@ -1,6 +1,7 @@
 //! Tool calls over stdio: outcomes, bounds and redaction.
 
-use yetibot_mcp_host::{CallOutcome, Error, MAX_RESULT_CHARS, Session, ToolId, UnknownReason};
+use yetibot_mcp_host::limits::MAX_RESULT_CHARS;
+use yetibot_mcp_host::{CallOutcome, Error, Session, ToolId, UnknownReason};
 use yetibot_redaction::Secret;
 
 use crate::support::{host, stdio_config};

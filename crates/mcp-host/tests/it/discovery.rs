@@ -1,8 +1,9 @@
 //! Opening local servers, discovery, allowlists, bounds and teardown.
 
+use yetibot_mcp_host::limits::{MAX_TEXT_CHARS, MAX_TOOLS};
 use yetibot_mcp_host::{
-    DropReason, Error, MAX_TEXT_CHARS, MAX_TOOLS, ServerConfig, ServerSelection, TRUNCATED_MARKER,
-    ToolId, aggregate_data, is_valid_tool_name, summary_rows,
+    DropReason, Error, ServerConfig, ServerSelection, TRUNCATED_MARKER, ToolId, aggregate_data,
+    is_valid_tool_name, summary_rows,
 };
 
 use crate::support::{fixture_bin, host, process_ended, stdio_config};

@@ -289,7 +289,7 @@ pub(super) fn validate(
         notes.push(format!(
             "{} configured credential value(s) are shorter than {} bytes and are not redacted from text",
             secrets.ignored(),
-            yetibot_redaction::MIN_SECRET_LEN
+            yetibot_redaction::limits::MIN_SECRET_LEN
         ));
     }
     Ok(Config {

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use yetibot_ai_providers::{ToolChoiceMode, WireApi};
 use yetibot_mcp_host::Transport;
 use yetibot_redaction::REDACTED;
-use yetibot_tool_policy::FALLBACK_TOOL_CALLS;
+use yetibot_tool_policy::limits::FALLBACK_TOOL_CALLS;
 
 use super::{Config, DEFAULT_PATH, Source};
 

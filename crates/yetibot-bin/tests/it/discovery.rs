@@ -4,9 +4,10 @@
 use provider_fixture::{Fixture, Reply};
 use serde_json::json;
 use tokio::time::Instant;
+use yetibot_ai_providers::limits::MAX_MODELS;
 use yetibot_ai_providers::{
-    Client, ClientOptions, MAX_MODELS, ProviderConfig, ProviderSet, RouteError, RouteRequest,
-    RuntimeDefaults, route,
+    Client, ClientOptions, ProviderConfig, ProviderSet, RouteError, RouteRequest, RuntimeDefaults,
+    route,
 };
 use yetibot_bin::discovery::{ProviderLister, listings};
 use yetibot_discovery_cache::{Bounds, DiscoveryCache, Lister, Ownership, Uncertainty};
