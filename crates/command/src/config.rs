@@ -99,7 +99,7 @@ pub fn command_settings(
 pub fn local_caller(
     config: &LocalConfig,
     adapter: yetibot_conversation::AdapterKind,
-) -> Result<crate::Caller, Vec<Error>> {
+) -> Result<crate::caller::Caller, Vec<Error>> {
     let mut problems = Vec::new();
     let user_id = config
         .user_id
@@ -119,7 +119,7 @@ pub fn local_caller(
     if !problems.is_empty() {
         return Err(problems);
     }
-    Ok(crate::Caller {
+    Ok(crate::caller::Caller {
         adapter,
         connection: adapter.as_str().to_owned(),
         room: adapter.to_string(),

@@ -6,104 +6,20 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use yetibot_conversation::AdapterKind;
+use futures_util::future::BoxFuture;
+use yetibot_history::{Alias, AliasStore, History, HistoryRecord, HistoryStore};
 use yetibot_json_util::{RandomSource, Value};
 
-use futures_util::future::BoxFuture;
-use yetibot_history::{Alias, AliasStore, History, HistoryRecord, HistoryScope, HistoryStore};
-
+use crate::caller::Caller;
 use crate::error::Stopped;
-use crate::platform::Platform;
+use crate::limits::{MAX_ALIAS_DEPTH, MAX_COMMAND_RUNS, MAX_EMBEDDED_COMMANDS, MAX_NESTED_RUNS};
 use crate::recent::Recent;
-use crate::registry::{Call, Category, Registry};
+use crate::registry::{Call, Category, Reach, Registry, Runner};
 use crate::syntax::{self, Expr, Part, Stage};
 use crate::value::{self, Outcome, Piped, ReplyMeta};
 
-/// How deeply aliases may expand into one another.
-pub const MAX_ALIAS_DEPTH: usize = 8;
-/// How many commands one line may run in all, through pipes, sub-expressions, aliases,
-/// `xargs` and `repeat` together.
-pub const MAX_COMMAND_RUNS: usize = 1_000;
-/// How deeply commands may run inside other commands (sub-expressions, alias bodies,
-/// `xargs` and `repeat` runs, in any mix).
-pub const MAX_NESTED_RUNS: usize = 32;
-/// How many embedded backtick commands one chat message may run.
-pub const MAX_EMBEDDED_COMMANDS: usize = 5;
 /// How much of a stage's text an error message quotes, in characters.
 const QUOTED_STAGE_CHARS: usize = 200;
-
-/// Who is running a command and where, as the platform reported them, with what the
-/// request may do on that platform.
-#[derive(Clone)]
-pub struct Caller {
-    /// The adapter the command came through.
-    pub adapter: AdapterKind,
-    /// The adapter's connection name: the key it is configured under (`myteam` for
-    /// `:yetibot :adapters :myteam`), which history stores as `:myteam`, as upstream
-    /// Yetibot does; `web` and `cli` for the local adapters.
-    pub connection: String,
-    /// The channel (room) the command came from.
-    pub room: String,
-    /// The platform's user ID.
-    pub user_id: String,
-    /// The user's display name.
-    pub user_name: String,
-    /// Whether the identity comes from the platform (a trusted event) rather than from
-    /// text or caller-supplied metadata.
-    pub trusted: bool,
-    /// The platform's ID of the message being handled, when it has one. History records
-    /// are written at most once per message ID, so a replayed event is not recorded twice.
-    pub message_id: Option<String>,
-    /// What the request may do on its platform (react, read the thread it was sent in, show
-    /// progress), when it came from a chat adapter; `None` for `yetibot run`.
-    pub platform: Option<Arc<dyn Platform>>,
-}
-
-impl Caller {
-    /// The history this caller may read: their adapter connection's room. It is made from
-    /// the platform's identity only, never from an argument.
-    #[must_use]
-    pub fn history_scope(&self) -> HistoryScope {
-        HistoryScope::new(&self.connection, &self.room)
-    }
-}
-
-impl std::fmt::Debug for Caller {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Caller")
-            .field("adapter", &self.adapter)
-            .field("connection", &self.connection)
-            .field("room", &self.room)
-            .field("user_id", &self.user_id)
-            .field("user_name", &self.user_name)
-            .field("trusted", &self.trusted)
-            .field("message_id", &self.message_id)
-            .field("platform", &self.platform.is_some())
-            .finish()
-    }
-}
-
-impl PartialEq for Caller {
-    /// Two callers are equal when their identities and places are, and they share one
-    /// platform (or have none).
-    fn eq(&self, other: &Self) -> bool {
-        let same_platform = match (&self.platform, &other.platform) {
-            (None, None) => true,
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-            _ => false,
-        };
-        self.adapter == other.adapter
-            && self.connection == other.connection
-            && self.room == other.room
-            && self.user_id == other.user_id
-            && self.user_name == other.user_name
-            && self.trusted == other.trusted
-            && self.message_id == other.message_id
-            && same_platform
-    }
-}
-
-impl Eq for Caller {}
 
 /// The answer to one expression.
 #[derive(Debug, Clone, PartialEq)]
@@ -305,81 +221,51 @@ impl From<Piped> for Reply {
     }
 }
 
-/// What a command handler can ask of the interpreter.
-#[derive(Clone, Copy)]
-pub struct Runner<'a> {
+/// One dispatched stage: the interpreter and where the evaluation stands, which is what a
+/// handler's [`Runner`] reaches.
+struct Dispatched<'a> {
     interpreter: &'a Interpreter,
     scope: &'a Scope<'a>,
 }
 
-impl std::fmt::Debug for Runner<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Runner")
-            .field("generated", &self.scope.generated)
-            .finish_non_exhaustive()
-    }
-}
-
-impl<'a> Runner<'a> {
-    /// Who is running the command.
-    #[must_use]
-    pub fn caller(&self) -> &'a Caller {
+impl Reach for Dispatched<'_> {
+    fn caller(&self) -> &Caller {
         self.scope.caller
     }
 
-    /// Whether the command was produced by an alias, a sub-expression, `xargs` or an
-    /// observer rather than typed by the caller. Generated commands carry no consent and no
-    /// admin authority.
-    #[must_use]
-    pub fn is_generated(&self) -> bool {
+    fn is_generated(&self) -> bool {
         self.scope.generated
     }
 
-    /// Whether the command was typed by the caller as the only stage of its line.
-    #[must_use]
-    pub fn is_direct(&self) -> bool {
+    fn is_direct(&self) -> bool {
         !self.scope.generated && self.scope.stage == (0, 1)
     }
 
-    /// Whether the caller is a trusted admin and the command was typed, not generated.
-    #[must_use]
-    pub fn is_admin(&self) -> bool {
+    fn is_admin(&self) -> bool {
         self.interpreter.is_admin(self.scope)
     }
 
-    /// The registry of commands.
-    #[must_use]
-    pub fn registry(&self) -> &'a Registry {
+    fn registry(&self) -> &Registry {
         &self.interpreter.registry
     }
 
-    /// The alias store.
-    #[must_use]
-    pub fn aliases(&self) -> &'a dyn AliasStore {
+    fn aliases(&self) -> &dyn AliasStore {
         self.interpreter.aliases.as_ref()
     }
 
-    /// The per-channel memory of recent lines and commands.
-    #[must_use]
-    pub fn recent(&self) -> &'a Recent {
+    fn recent(&self) -> &Recent {
         &self.interpreter.recent
     }
 
-    /// The history store, when history is configured.
-    #[must_use]
-    pub fn history(&self) -> Option<&'a dyn HistoryStore> {
+    fn history(&self) -> Option<&dyn HistoryStore> {
         self.interpreter.history.as_ref().map(History::store)
     }
 
-    /// The command prefix.
-    #[must_use]
-    pub fn prefix(&self) -> &'a str {
+    fn prefix(&self) -> &str {
         &self.interpreter.prefix
     }
 
-    /// A uniformly random index below `bound` (at least 1).
-    #[must_use]
-    pub fn random_index(&self, bound: usize) -> usize {
+    fn random_index(&self, bound: usize) -> usize {
         let mut random = self
             .interpreter
             .random
@@ -388,14 +274,7 @@ impl<'a> Runner<'a> {
         random.index_below(bound.max(1)) % bound.max(1)
     }
 
-    /// Runs one command line (no pipes are split: `line` is a single stage) with `input` as
-    /// its previous stage, as a generated command, and returns the new state or the
-    /// formatted error.
-    ///
-    /// # Errors
-    ///
-    /// [`Stopped`] with the stage's error line.
-    pub fn run_stage(&self, line: String, input: Piped) -> BoxFuture<'a, Result<Piped, Stopped>> {
+    fn run_stage(&self, line: String, input: Piped) -> BoxFuture<'_, Result<Piped, Stopped>> {
         let interpreter = self.interpreter;
         let scope = self.scope.nested(self.scope.contextual);
         Box::pin(async move {
@@ -409,17 +288,11 @@ impl<'a> Runner<'a> {
         })
     }
 
-    /// Parses and runs a whole expression as a generated command whose first stage sees
-    /// `data`.
-    ///
-    /// # Errors
-    ///
-    /// [`Stopped`] with the error line of the stage that failed, or of the parse.
-    pub fn run_expression(
-        &self,
+    fn run_expression<'s>(
+        &'s self,
         line: String,
-        data: Option<&'a Value>,
-    ) -> BoxFuture<'a, Result<Piped, Stopped>> {
+        data: Option<&'s Value>,
+    ) -> BoxFuture<'s, Result<Piped, Stopped>> {
         let interpreter = self.interpreter;
         let scope = self.scope.nested(data);
         Box::pin(async move {
@@ -870,6 +743,10 @@ impl Interpreter {
                 });
             let following = self.offered_stages(scope);
             let offered = following.len();
+            let dispatched = Dispatched {
+                interpreter: self,
+                scope,
+            };
             let call = Call {
                 name: word,
                 args,
@@ -880,10 +757,7 @@ impl Interpreter {
                 records,
                 following,
                 appended,
-                runner: Runner {
-                    interpreter: self,
-                    scope,
-                },
+                runner: Runner::new(&dispatched),
             };
             return match route.handler.run(call).await {
                 Outcome::Consumed { stages, outcome } => Outcome::Consumed {
@@ -972,7 +846,7 @@ impl Interpreter {
             return Outcome::error(format!(
                 "alias {} expands past {} bytes",
                 alias.name,
-                syntax::MAX_LINE_BYTES
+                crate::limits::MAX_LINE_BYTES
             ));
         };
         let expr = match syntax::parse(&body) {
@@ -1052,7 +926,7 @@ fn failure_line(typed: &str, message: &str) -> String {
 /// arguments are appended. With no arguments at all only `$s` is removed. `None` when the
 /// result would be longer than a line may be (so nothing that large is ever built).
 fn expand_alias(body: &str, args: &str) -> Option<String> {
-    let limit = syntax::MAX_LINE_BYTES;
+    let limit = crate::limits::MAX_LINE_BYTES;
     let has_positional = positional_numbers(body).next().is_some();
     if args.is_empty() {
         return Some(body.replace("$s", ""));

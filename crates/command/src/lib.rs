@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod caller;
 mod commands;
 mod config;
 mod error;
@@ -12,17 +13,18 @@ mod render;
 pub mod syntax;
 pub mod value;
 
+pub use caller::Caller;
 pub use commands::builtins;
 pub use config::{
     AdminConfig, CommandConfig, DEFAULT_LOCAL_USER_ID, LocalConfig, MAX_PREFIX_CHARS, admin_users,
     command_settings, local_caller,
 };
 pub use error::{ConfigError, Stopped};
-pub use interpreter::{Caller, Interpreter, Reply, Runner, Settings};
+pub use interpreter::{Interpreter, Reply, Settings};
 pub use platform::{
     Platform, PlatformError, Progress, Step, StepOutcome, ThreadError, ThreadMessage, ThreadSource,
 };
 pub use recent::Recent;
-pub use registry::{Call, Category, CommandSpec, Handler, Hints, Plain, Registry, Route};
+pub use registry::{Call, Category, CommandSpec, Handler, Hints, Plain, Registry, Route, Runner};
 pub use render::messages;
 pub use value::{Outcome, PathStep, Piped, ReplyMeta};

@@ -1,15 +1,9 @@
 //! The last chat line, the last command, and each user's last command of every channel, kept
 //! in bounded memory for `that` and the bare prefix that re-runs a command.
 
+use crate::limits::{MAX_REMEMBERED_BYTES, MAX_REMEMBERED_CHANNELS, MAX_REMEMBERED_USERS};
 use std::collections::HashMap;
 use std::sync::Mutex;
-
-/// The most channels [`Recent`] remembers; the least recently used is forgotten first.
-pub const MAX_REMEMBERED_CHANNELS: usize = 1024;
-/// The longest line or command [`Recent`] keeps, in bytes (a command's longest line).
-pub const MAX_REMEMBERED_BYTES: usize = crate::syntax::MAX_LINE_BYTES;
-/// The most users per channel whose last command [`Recent`] remembers.
-pub const MAX_REMEMBERED_USERS: usize = 256;
 
 /// The last chat line, the last command, and each user's last command, per channel.
 #[derive(Debug, Default)]

@@ -10,8 +10,12 @@ use futures_util::future::BoxFuture;
 use regex::Regex;
 use yetibot_json_util::Value;
 
-use crate::interpreter::Runner;
-use crate::value::Outcome;
+use yetibot_history::{AliasStore, HistoryStore};
+
+use crate::caller::Caller;
+use crate::error::Stopped;
+use crate::recent::Recent;
+use crate::value::{Outcome, Piped};
 
 /// What a command's handler runs with.
 #[derive(Debug)]
@@ -65,6 +69,132 @@ impl Call<'_> {
         // Fails closed: a boundary that is not a character boundary (never expected) gives
         // no typed arguments rather than letting piped text through as typed.
         self.args.get(..end).unwrap_or_default().trim_end()
+    }
+}
+
+/// What a handler may ask of the interpreter that dispatched it; the interpreter implements
+/// it for each stage it runs.
+pub(crate) trait Reach: Send + Sync {
+    fn caller(&self) -> &Caller;
+    fn is_generated(&self) -> bool;
+    fn is_direct(&self) -> bool;
+    fn is_admin(&self) -> bool;
+    fn registry(&self) -> &Registry;
+    fn aliases(&self) -> &dyn AliasStore;
+    fn recent(&self) -> &Recent;
+    fn history(&self) -> Option<&dyn HistoryStore>;
+    fn prefix(&self) -> &str;
+    fn random_index(&self, bound: usize) -> usize;
+    fn run_stage(&self, line: String, input: Piped) -> BoxFuture<'_, Result<Piped, Stopped>>;
+    fn run_expression<'s>(
+        &'s self,
+        line: String,
+        data: Option<&'s Value>,
+    ) -> BoxFuture<'s, Result<Piped, Stopped>>;
+}
+
+/// What a command handler can ask of the interpreter: who is asking and how, the
+/// interpreter's services, and runs of other commands.
+#[derive(Clone, Copy)]
+pub struct Runner<'a>(&'a (dyn Reach + 'a));
+
+impl fmt::Debug for Runner<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Runner")
+            .field("generated", &self.0.is_generated())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Runner<'a> {
+    pub(crate) fn new(reach: &'a (dyn Reach + 'a)) -> Self {
+        Self(reach)
+    }
+
+    /// Who is running the command.
+    #[must_use]
+    pub fn caller(&self) -> &'a Caller {
+        self.0.caller()
+    }
+
+    /// Whether the command was produced by an alias, a sub-expression, `xargs` or an
+    /// observer rather than typed by the caller. Generated commands carry no consent and no
+    /// admin authority.
+    #[must_use]
+    pub fn is_generated(&self) -> bool {
+        self.0.is_generated()
+    }
+
+    /// Whether the command was typed by the caller as the only stage of its line.
+    #[must_use]
+    pub fn is_direct(&self) -> bool {
+        self.0.is_direct()
+    }
+
+    /// Whether the caller is a trusted admin and the command was typed, not generated.
+    #[must_use]
+    pub fn is_admin(&self) -> bool {
+        self.0.is_admin()
+    }
+
+    /// The registry of commands.
+    #[must_use]
+    pub fn registry(&self) -> &'a Registry {
+        self.0.registry()
+    }
+
+    /// The alias store.
+    #[must_use]
+    pub fn aliases(&self) -> &'a dyn AliasStore {
+        self.0.aliases()
+    }
+
+    /// The per-channel memory of recent lines and commands.
+    #[must_use]
+    pub fn recent(&self) -> &'a Recent {
+        self.0.recent()
+    }
+
+    /// The history store, when history is configured.
+    #[must_use]
+    pub fn history(&self) -> Option<&'a dyn HistoryStore> {
+        self.0.history()
+    }
+
+    /// The command prefix.
+    #[must_use]
+    pub fn prefix(&self) -> &'a str {
+        self.0.prefix()
+    }
+
+    /// A uniformly random index below `bound` (at least 1).
+    #[must_use]
+    pub fn random_index(&self, bound: usize) -> usize {
+        self.0.random_index(bound)
+    }
+
+    /// Runs one command line (no pipes are split: `line` is a single stage) with `input` as
+    /// its previous stage, as a generated command, and returns the new state.
+    ///
+    /// # Errors
+    ///
+    /// [`Stopped`] with the stage's error line.
+    pub fn run_stage(&self, line: String, input: Piped) -> BoxFuture<'a, Result<Piped, Stopped>> {
+        self.0.run_stage(line, input)
+    }
+
+    /// Parses and runs a whole expression as a generated command whose first stage sees
+    /// `data`.
+    ///
+    /// # Errors
+    ///
+    /// [`Stopped`] with the error line of the stage that failed, or of the parse.
+    pub fn run_expression(
+        &self,
+        line: String,
+        data: Option<&'a Value>,
+    ) -> BoxFuture<'a, Result<Piped, Stopped>> {
+        self.0.run_expression(line, data)
     }
 }
 

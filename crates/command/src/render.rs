@@ -6,10 +6,8 @@
 
 use yetibot_json_util::Value;
 
+use crate::limits::MAX_IMAGE_MESSAGES;
 use crate::value;
-
-/// The most image messages one answer posts.
-pub const MAX_IMAGE_MESSAGES: usize = 30;
 
 /// The messages that show `value`.
 #[must_use]

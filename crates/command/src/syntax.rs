@@ -15,14 +15,8 @@
 //!   inside a word (`don't`) is just a character, and so is a quote that is never closed.
 //! - Whitespace is kept exactly as typed.
 
+use crate::limits::{MAX_LINE_BYTES, MAX_NESTING, MAX_STAGES};
 use std::fmt;
-
-/// The longest line accepted, in bytes.
-pub const MAX_LINE_BYTES: usize = 16 * 1024;
-/// The most stages one expression (or sub-expression) may have.
-pub const MAX_STAGES: usize = 32;
-/// How deeply sub-expressions may nest.
-pub const MAX_NESTING: usize = 8;
 
 /// A parsed expression: one or more stages, piped left to right.
 #[derive(Debug, Clone, PartialEq, Eq)]

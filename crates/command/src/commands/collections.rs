@@ -33,7 +33,7 @@ use yetibot_json_util::collection::{
 };
 use yetibot_json_util::{RandomSource, Value};
 
-use crate::interpreter::Runner;
+use crate::registry::Runner;
 use crate::registry::{Call, Category, CommandSpec, Plain};
 use crate::value::{self, MAX_ROWS, MAX_VALUE_BYTES, Outcome};
 
@@ -1028,7 +1028,8 @@ mod tests {
     use yetibot_json_util::{Object, SplitMix64};
 
     use super::*;
-    use crate::interpreter::{Caller, Interpreter, Reply, Settings};
+    use crate::caller::Caller;
+    use crate::interpreter::{Interpreter, Reply, Settings};
     use crate::value::PathStep;
     use yetibot_history::MemoryAliases;
 

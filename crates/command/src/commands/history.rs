@@ -9,14 +9,12 @@ use yetibot_json_util::{Object, Value};
 use crate::commands::collections::{TOO_MANY_ROWS, compile, count_of, grep_plain_pattern};
 use futures_util::future::BoxFuture;
 
+use crate::limits::HISTORY_DEFAULT_ROWS;
 use crate::registry::{Call, Category, CommandSpec, Handler};
 use crate::value::{self, MAX_ROWS, Outcome};
 use yetibot_history::{
     HistoryFilter, HistoryOrder, HistoryQuery, HistoryRow, HistoryScope, HistoryStore, TextMatch,
 };
-
-/// How many messages `history` shows without a following stage.
-pub const HISTORY_DEFAULT_ROWS: u32 = 30;
 
 pub(crate) fn commands() -> Vec<CommandSpec> {
     vec![

@@ -10,9 +10,6 @@ mod react;
 mod render;
 mod xargs;
 
-pub use history::HISTORY_DEFAULT_ROWS;
-pub use xargs::{MAX_REPEAT, MAX_XARGS_ITEMS, XARGS_PARALLELISM};
-
 use crate::registry::Registry;
 
 /// A registry with every built-in command of the language: `echo`, `that`, `help`,

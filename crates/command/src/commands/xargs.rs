@@ -6,15 +6,9 @@ use yetibot_json_util::Value;
 
 use futures_util::future::BoxFuture;
 
+use crate::limits::{MAX_REPEAT, MAX_XARGS_ITEMS, XARGS_PARALLELISM};
 use crate::registry::{Call, Category, CommandSpec, Handler};
 use crate::value::{self, Outcome, Piped};
-
-/// The most items `xargs` runs a command for.
-pub const MAX_XARGS_ITEMS: usize = 64;
-/// How many of those runs may be in flight at once.
-pub const XARGS_PARALLELISM: usize = 4;
-/// The most times `repeat` runs a command.
-pub const MAX_REPEAT: usize = 10;
 
 pub(crate) fn commands() -> Vec<CommandSpec> {
     vec![
