@@ -19,13 +19,13 @@ use yetibot_conversation::Message;
 use yetibot_json_util::{Limits, Value};
 use yetibot_tool_policy::{RequestContext, Selection};
 
-use crate::flags::Command;
-use crate::prompt::{PIPE_ONLY_PROMPT, SingleHop, cost_source, provenance};
-use crate::services::AiServices;
 use futures_util::future::BoxFuture;
 use yetibot_command::limits::{MAX_ROWS, MAX_VALUE_BYTES};
-use yetibot_command::{Call, CommandSpec, Handler};
-use yetibot_command::{Outcome, PathStep};
+use yetibot_command::{Call, CommandSpec, Handler, Outcome, PathStep};
+
+use crate::flags::Command;
+use crate::request::{PIPE_ONLY_PROMPT, SingleHop, cost_source, provenance};
+use crate::services::AiServices;
 
 /// The provider `cf` always uses.
 pub(crate) const PROVIDER: &str = "cloudflare";
@@ -41,7 +41,7 @@ const MAX_SHOWN_ID_CHARS: usize = 200;
 /// The `cf` command over these services.
 pub(crate) fn spec(services: Arc<AiServices>) -> CommandSpec {
     let cf = Cf { services };
-    CommandSpec::new("cf", &[crate::command::CATEGORY])
+    CommandSpec::new("cf", &[crate::request::CATEGORY])
         .hints(yetibot_command::Hints {
             may_cost: true,
             ..yetibot_command::Hints::default()
@@ -289,9 +289,9 @@ async fn prompt(services: &AiServices, call: &Call<'_>, typed: &str) -> Outcome 
     let started = (services.clock)();
     // Everything static first: options, budget flags, piped data. No credential, catalog
     // or network work happens before these pass.
-    let crate::prompt::Static {
+    let crate::request::Static {
         options, snapshot, ..
-    } = match crate::prompt::read_static(services, call, typed, Command::TextOnly) {
+    } = match crate::request::read_static(services, call, typed, Command::TextOnly) {
         Ok(checked) => checked,
         Err(outcome) => return outcome,
     };

@@ -4,16 +4,13 @@
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
-use yetibot_command::{Call, Category, CommandSpec, Handler, Hints, Outcome};
+use yetibot_command::{Call, CommandSpec, Handler, Hints, Outcome};
 
 use crate::flags::Command;
 use crate::pinned::GROK;
+use crate::request::CATEGORY;
 use crate::services::AiServices;
 use crate::{cf, listing, prompt, zen};
-
-/// The group every AI command belongs to: `help ai` lists them, and a channel can switch
-/// them off together.
-pub const CATEGORY: Category = Category::new("ai");
 
 /// What a chat conductor knows of `ai` before it runs: a status card from the start, and a
 /// rerun that may call paid models again.

@@ -32,22 +32,64 @@ pub struct ReleaseInfoConfig {
     pub feed_url: Option<String>,
 }
 
+/// The published feed `release_info`'s `latest` view reads: an `http` or `https` URL
+/// without credentials or fragment, serving the bundled notes' format,
+/// `{"notes": [{"date": "YYYY-MM-DD", "title": "...", "notes": ["..."]}]}`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ReleaseFeed {
+    url: String,
+}
+
+impl std::fmt::Debug for ReleaseFeed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReleaseFeed")
+    }
+}
+
+impl ReleaseFeed {
+    /// The feed at `url`.
+    ///
+    /// # Errors
+    ///
+    /// A fixed reason (never quoting the URL) when it is not an absolute `http`/`https`
+    /// URL with a host, or carries a user name, password or fragment.
+    pub fn new(url: &str) -> Result<Self, &'static str> {
+        let parsed = url::Url::parse(url.trim()).map_err(|_| "must be an absolute URL")?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err("must use http or https");
+        }
+        if parsed.host_str().is_none_or(str::is_empty) {
+            return Err("must name a host");
+        }
+        if !parsed.username().is_empty() || parsed.password().is_some() {
+            return Err("must not contain credentials");
+        }
+        if parsed.fragment().is_some() {
+            return Err("must not contain a fragment");
+        }
+        Ok(Self {
+            url: parsed.to_string(),
+        })
+    }
+
+    /// The feed's URL.
+    #[must_use]
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+}
+
 /// The published release feed, when one is configured.
 ///
 /// # Errors
 ///
 /// An unusable `:feed-url` (not absolute `http`/`https`, credentials, a fragment), with the
 /// path relative to the `:release-info` map and a reason that never quotes the URL.
-pub fn release_feed(
-    config: &ReleaseInfoConfig,
-) -> Result<Option<crate::natives::ReleaseFeed>, Vec<Error>> {
+pub fn release_feed(config: &ReleaseInfoConfig) -> Result<Option<ReleaseFeed>, Vec<Error>> {
     config
         .feed_url
         .as_deref()
-        .map(|url| {
-            crate::natives::ReleaseFeed::new(url)
-                .map_err(|reason| vec![Error::new("feed-url", reason)])
-        })
+        .map(|url| ReleaseFeed::new(url).map_err(|reason| vec![Error::new("feed-url", reason)]))
         .transpose()
 }
 

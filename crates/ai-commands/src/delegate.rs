@@ -10,8 +10,8 @@ use yetibot_ai_providers::{ModelListing, Provider, Route, WireApi};
 use yetibot_conversation::Message;
 use yetibot_tool_policy::{Execution, RequestContext, Selection};
 
-use crate::natives::args::ToolArgs;
-use crate::prompt::{SingleHop, cost_source};
+use crate::args::ToolArgs;
+use crate::request::{SingleHop, cost_source};
 use crate::services::AiServices;
 
 /// The most output tokens a child may be asked for, and the default.
@@ -314,11 +314,11 @@ pub(crate) async fn execute(scope: &Scope<'_>, arguments: &str, tool: Tool) -> E
             if let Some(zen) = services
                 .providers
                 .get(&route.provider)
-                .filter(|p| crate::zen::is_zen(p))
+                .filter(|p| crate::free::is_zen(p))
             {
                 // A Zen default must be free now: the catalog is read, then every check is
                 // made again, since the facts may have changed during that read.
-                if let Err(why) = crate::zen::verify_free(services, zen, &route.model).await {
+                if let Err(why) = crate::free::verify_free(services, zen, &route.model).await {
                     return Execution::ToolError(why);
                 }
                 if read(scope, arguments, tool).as_ref() != Ok(&Action::SetDefault(route.clone())) {

@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod args;
 mod cf;
 mod command;
 mod config;
@@ -7,12 +8,15 @@ pub mod cost;
 mod delegate;
 mod error;
 pub mod flags;
+mod free;
 mod listing;
 mod meta;
 mod natives;
+mod offer;
 mod pinned;
 pub mod piped;
 mod prompt;
+mod request;
 mod router;
 mod services;
 pub mod thread;
@@ -21,17 +25,17 @@ mod zen;
 
 pub mod limits;
 
-pub use command::{CATEGORY, commands};
+pub use command::commands;
 pub use config::{
-    ImgflipConfig, IntentRouter, IntentRouterConfig, ReleaseInfoConfig, XaiConfig, release_feed,
+    ImgflipConfig, IntentRouter, IntentRouterConfig, ReleaseFeed, ReleaseInfoConfig, XaiConfig,
+    release_feed,
 };
 pub use error::ConfigError;
 pub use meta::{AnswerMeta, TokenCounts};
 pub use natives::{
-    HelpToolError, HistoryToolError, ReleaseFeed, ReleaseNote, ReleaseToolError, help_tool,
-    history_count_tool, history_tool, native_tools, parse_feed, release_info_tool,
-    release_latest_tool, release_notes,
+    HelpToolError, HistoryToolError, ReleaseNote, ReleaseToolError, help_tool, history_count_tool,
+    history_tool, native_tools, parse_feed, release_info_tool, release_latest_tool, release_notes,
 };
 pub use pinned::{GROK_PROVIDER, XAI_BASE_URL, XAI_DEFAULT_MODEL, xai_provider};
-pub use prompt::RUNNER_INSTRUCTIONS;
+pub use request::{CATEGORY, RUNNER_INSTRUCTIONS};
 pub use services::{AiServices, Clock};

@@ -5,27 +5,17 @@ use serde_json::json;
 use yetibot_ai_providers::{Price, Pricing, Provider, RouteRequest, WireApi};
 use yetibot_conversation::Provenance;
 use yetibot_conversation::limits::MAX_TOOLS;
-use yetibot_json_util::{Limits, Value};
+use yetibot_json_util::Value;
 use yetibot_mcp_host::{ServerCatalog, ToolInfo};
 use yetibot_tool_policy::{RequestContext, Selection};
 
+use crate::free;
 use crate::natives;
-use crate::prompt::RUNNER_INSTRUCTIONS;
+use crate::offer;
+use crate::request::{RUNNER_INSTRUCTIONS, to_value};
 use crate::services::AiServices;
-use crate::zen;
 use yetibot_command::Call;
 use yetibot_command::{Outcome, PathStep};
-
-/// Our own structured data (bounded catalogs, listings) as a pipeline value.
-pub(crate) fn to_value(value: &serde_json::Value) -> Value {
-    let limits = Limits {
-        max_bytes: yetibot_command::limits::MAX_VALUE_BYTES,
-        max_depth: 64,
-        max_entries: yetibot_command::limits::MAX_ROWS * 4,
-        max_nodes: 1 << 20,
-    };
-    Value::parse_with_limits(&value.to_string(), &limits).unwrap_or(Value::Null)
-}
 
 fn api_name(api: WireApi) -> &'static str {
     match api {
@@ -272,7 +262,7 @@ fn native_infos(
     let secrets = services.client.secrets();
     let history_on = call.runner.history().is_some();
     selection
-        .native_tools(context, &services.native_services)
+        .native_tools(context, &natives::configured_services(services))
         .into_iter()
         .filter_map(|tool| natives::native(tool.name())?.definition(history_on))
         .filter_map(|definition| {
@@ -300,7 +290,7 @@ pub(crate) async fn tools(services: &AiServices, call: &Call<'_>, selector: &str
     // Hidden, not refused: a caller the default toolset does not admit sees no tools.
     let admitted = selection.authorize(&context).is_ok();
     let uses = if admitted {
-        crate::prompt::server_uses(services, &selection)
+        offer::server_uses(services, &selection)
     } else {
         Vec::new()
     };
@@ -332,7 +322,7 @@ pub(crate) async fn tools(services: &AiServices, call: &Call<'_>, selector: &str
     let mut instructions = Vec::new();
     let mut dropped = Vec::new();
     if source != Some(yetibot_conversation::NATIVE_SOURCE) && !connect.is_empty() {
-        let wanted = crate::prompt::server_selection(connect.iter().copied(), MAX_TOOLS);
+        let wanted = offer::server_selection(connect.iter().copied(), MAX_TOOLS);
         let session = match services.host.open_selection(&wanted).await {
             Ok(session) => session,
             Err(error) => return Outcome::error(error.to_string()),
@@ -418,9 +408,9 @@ pub(crate) async fn default(services: &AiServices, call: &Call<'_>, args: &str) 
             Outcome::text("AI default reset to the configured default")
         }
         [provider, model] => {
-            let on_zen = services.providers.get(provider).filter(|p| zen::is_zen(p));
+            let on_zen = services.providers.get(provider).filter(|p| free::is_zen(p));
             if let Some(zen_provider) = on_zen
-                && let Err(reason) = zen::verify_free(services, zen_provider, model).await
+                && let Err(reason) = free::verify_free(services, zen_provider, model).await
             {
                 return Outcome::error(format!(
                     "{reason}; a Zen runtime default must be free, so the AI default is unchanged"

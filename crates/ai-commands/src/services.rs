@@ -8,7 +8,7 @@ use tokio::time::Instant;
 use yetibot_ai_providers::{Client, Provider, ProviderSet, RuntimeDefaults};
 use yetibot_discovery_cache::{DiscoveryCache, Ownership, Uncertainty};
 use yetibot_mcp_host::Host;
-use yetibot_tool_policy::{NativeServices, ToolPolicy};
+use yetibot_tool_policy::ToolPolicy;
 
 /// The monotonic clock the AI commands measure durations and catalog freshness with.
 pub type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
@@ -22,7 +22,6 @@ pub struct AiServices {
     pub(crate) discovery: Option<DiscoveryCache>,
     pub(crate) host: Host,
     pub(crate) policy: ToolPolicy,
-    pub(crate) native_services: NativeServices,
     pub(crate) clock: Clock,
     /// The Grok provider `grok` (and `ai --provider grok`) uses when no provider is named
     /// `grok`: built from the xAI key, never part of the configured set, so `ai` reaches it
@@ -31,7 +30,7 @@ pub struct AiServices {
     /// The running application's version, for `release_info`.
     pub(crate) app_version: String,
     /// The published feed of `release_info`'s `latest` view, when configured.
-    pub(crate) release_feed: Option<crate::natives::ReleaseFeed>,
+    pub(crate) release_feed: Option<crate::config::ReleaseFeed>,
     /// The conversations of chat threads on providers with `:thread-store`.
     pub(crate) threads: crate::thread::ThreadStore,
 }
@@ -58,7 +57,7 @@ impl AiServices {
         policy: ToolPolicy,
         clock: Clock,
     ) -> Self {
-        let mut services = Self {
+        Self {
             client,
             providers,
             defaults: RuntimeDefaults::default(),
@@ -70,13 +69,7 @@ impl AiServices {
             app_version: env!("CARGO_PKG_VERSION").to_owned(),
             release_feed: None,
             threads: crate::thread::ThreadStore::default(),
-            native_services: NativeServices::default(),
-        };
-        // Which service tools have their service: each tool's entry says.
-        services.native_services = NativeServices {
-            configured: crate::natives::configured_services(&services),
-        };
-        services
+        }
     }
 
     /// The running application's version as `release_info` reports it (this crate's
@@ -94,7 +87,7 @@ impl AiServices {
 
     /// The published release feed `release_info`'s `latest` view reads.
     #[must_use]
-    pub fn with_release_feed(mut self, feed: crate::natives::ReleaseFeed) -> Self {
+    pub fn with_release_feed(mut self, feed: crate::config::ReleaseFeed) -> Self {
         self.release_feed = Some(feed);
         self
     }

@@ -72,7 +72,7 @@ pub struct LocalConfig {
 pub fn command_settings(
     config: &CommandConfig,
     admins: Vec<String>,
-) -> Result<crate::Settings, Vec<Error>> {
+) -> Result<crate::interpreter::Settings, Vec<Error>> {
     let prefix = config.prefix.clone().unwrap_or_else(|| "!".to_owned());
     if prefix.is_empty()
         || prefix.chars().count() > MAX_PREFIX_CHARS
@@ -83,7 +83,7 @@ pub fn command_settings(
             "must be 1 to 8 characters without whitespace",
         )]);
     }
-    Ok(crate::Settings {
+    Ok(crate::interpreter::Settings {
         prefix,
         embedded_commands: config.embedded.unwrap_or(true),
         admins,

@@ -2,7 +2,7 @@
 //! It reads the registry only: it never runs a command, and runtime aliases (whose bodies
 //! are users' text) are not topics.
 
-use crate::natives::args::ToolArgs;
+use crate::args::ToolArgs;
 use serde_json::json;
 use yetibot_command::Registry;
 

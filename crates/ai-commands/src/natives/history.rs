@@ -6,7 +6,7 @@
 use serde_json::json;
 use yetibot_json_util::Value;
 
-use crate::natives::args::ToolArgs;
+use crate::args::ToolArgs;
 
 use yetibot_command::Caller;
 use yetibot_history::{

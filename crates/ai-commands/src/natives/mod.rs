@@ -3,7 +3,6 @@
 //! description and schema a model is offered, its static argument check and its run
 //! function. Adding a tool is adding an entry; nothing else names it.
 
-pub(crate) mod args;
 mod help;
 mod history;
 mod react;
@@ -16,8 +15,8 @@ pub use history::{
 };
 pub use release::{
     MAX_FEED_BYTES, MAX_FEED_NOTE_CHARS, MAX_FEED_NOTES_PER_RELEASE, MAX_FEED_RELEASES,
-    MAX_FEED_TITLE_CHARS, MAX_RELEASE_NOTES, RELEASE_NOTES_JSON, ReleaseFeed, ReleaseNote,
-    ReleaseToolError, parse_feed, release_info_tool, release_latest_tool, release_notes,
+    MAX_FEED_TITLE_CHARS, MAX_RELEASE_NOTES, RELEASE_NOTES_JSON, ReleaseNote, ReleaseToolError,
+    parse_feed, release_info_tool, release_latest_tool, release_notes,
 };
 
 use futures_util::future::BoxFuture;
@@ -26,7 +25,7 @@ use yetibot_conversation::{AdapterKind, ToolDefinition};
 use yetibot_json_util::RandomSource;
 use yetibot_redaction::Secrets;
 use yetibot_tool_policy::NativeKind::{self, Computation, Context, PlatformAction, Service};
-use yetibot_tool_policy::{Execution, NativeTool};
+use yetibot_tool_policy::{Execution, NativeServices, NativeTool};
 
 use crate::delegate;
 use crate::services::AiServices;
@@ -293,8 +292,8 @@ impl Native {
 }
 
 /// The service tools whose services `services` has configured, for the tool policy.
-pub(crate) fn configured_services(services: &AiServices) -> Vec<String> {
-    NATIVES
+pub(crate) fn configured_services(services: &AiServices) -> NativeServices {
+    let configured = NATIVES
         .iter()
         .filter(|native| native.kind == Service)
         .filter(|native| {
@@ -304,7 +303,8 @@ pub(crate) fn configured_services(services: &AiServices) -> Vec<String> {
                 .is_some_and(|offered| (offered.configured)(services))
         })
         .map(|native| native.name.to_owned())
-        .collect()
+        .collect();
+    NativeServices { configured }
 }
 
 /// For tools that need no service.

@@ -6,7 +6,7 @@ use serde_json::json;
 use yetibot_command::{PlatformError, Runner};
 use yetibot_tool_policy::Execution;
 
-use crate::natives::args::ToolArgs;
+use crate::args::ToolArgs;
 
 /// The longest emoji text accepted (a custom emoji's `<a:name:id>` form included).
 pub(crate) const MAX_EMOJI_CHARS: usize = 100;

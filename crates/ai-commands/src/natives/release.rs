@@ -5,7 +5,7 @@
 
 use std::sync::OnceLock;
 
-use crate::natives::args::ToolArgs;
+use crate::args::ToolArgs;
 use crate::services::AiServices;
 use serde::Deserialize;
 use serde_json::json;
@@ -73,53 +73,6 @@ pub fn release_notes() -> &'static [ReleaseNote] {
         notes.sort_by(|a, b| b.date.cmp(&a.date));
         notes
     })
-}
-
-/// The published feed `release_info`'s `latest` view reads: an `http` or `https` URL
-/// without credentials or fragment, serving the bundled notes' format,
-/// `{"notes": [{"date": "YYYY-MM-DD", "title": "...", "notes": ["..."]}]}`.
-#[derive(Clone, PartialEq, Eq)]
-pub struct ReleaseFeed {
-    url: String,
-}
-
-impl std::fmt::Debug for ReleaseFeed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ReleaseFeed")
-    }
-}
-
-impl ReleaseFeed {
-    /// The feed at `url`.
-    ///
-    /// # Errors
-    ///
-    /// A fixed reason (never quoting the URL) when it is not an absolute `http`/`https`
-    /// URL with a host, or carries a user name, password or fragment.
-    pub fn new(url: &str) -> Result<Self, &'static str> {
-        let parsed = url::Url::parse(url.trim()).map_err(|_| "must be an absolute URL")?;
-        if !matches!(parsed.scheme(), "http" | "https") {
-            return Err("must use http or https");
-        }
-        if parsed.host_str().is_none_or(str::is_empty) {
-            return Err("must name a host");
-        }
-        if !parsed.username().is_empty() || parsed.password().is_some() {
-            return Err("must not contain credentials");
-        }
-        if parsed.fragment().is_some() {
-            return Err("must not contain a fragment");
-        }
-        Ok(Self {
-            url: parsed.to_string(),
-        })
-    }
-
-    /// The feed's URL.
-    #[must_use]
-    pub fn url(&self) -> &str {
-        &self.url
-    }
 }
 
 /// Reads a published feed's body: the bundled notes' format within the feed bounds, every
@@ -505,6 +458,7 @@ mod tests {
 
     #[test]
     fn feed_urls_are_checked_without_being_quoted() {
+        use crate::config::ReleaseFeed;
         assert!(ReleaseFeed::new("https://example.org/releases.json").is_ok());
         assert!(ReleaseFeed::new("http://127.0.0.1:8080/feed?x=1").is_ok());
         for bad in [

@@ -1036,7 +1036,7 @@ mod tests {
     /// An interpreter with the built-in commands and `fixture`, which shows `rows` and puts
     /// `records` under `items` in its data, paired with the rows.
     fn interpreter(rows: Vec<Value>, records: Vec<Value>) -> Interpreter {
-        let mut registry = crate::builtins();
+        let mut registry = crate::commands::builtins();
         registry.add(CommandSpec::new("fixture", CATEGORIES).route(
             None,
             "fixture # rows with records",
@@ -1263,7 +1263,7 @@ mod tests {
 
     /// An interpreter whose `show` command shows `value`.
     fn showing(value: Value) -> Interpreter {
-        let mut registry = crate::builtins();
+        let mut registry = crate::commands::builtins();
         registry.add(CommandSpec::new("show", CATEGORIES).route(
             None,
             "show # a fixed value",

@@ -95,7 +95,7 @@ async fn xargs(call: Call<'_>) -> Outcome {
             call.runner.run_stage(line, input)
         })
         .collect();
-    let results: Vec<Result<Piped, crate::Stopped>> = futures_util::stream::iter(runs)
+    let results: Vec<Result<Piped, crate::error::Stopped>> = futures_util::stream::iter(runs)
         .buffered(XARGS_PARALLELISM)
         .collect()
         .await;
