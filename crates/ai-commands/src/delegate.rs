@@ -460,7 +460,7 @@ async fn ask(
         provider,
         model: &route.model,
         messages: vec![Message::User(prompt)],
-        max_output_tokens: max_output_tokens,
+        max_output_tokens,
         cost: cost_source(provider),
         secrets: &secrets,
         started,

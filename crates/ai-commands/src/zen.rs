@@ -161,7 +161,7 @@ async fn prompt(services: &AiServices, call: &Call<'_>, typed: &str) -> Outcome 
         model: &choice.model,
         messages,
         max_output_tokens: MAX_OUTPUT_TOKENS,
-        cost: cost,
+        cost,
         secrets: &secrets,
         started,
     }

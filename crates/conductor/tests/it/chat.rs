@@ -18,7 +18,7 @@ use yetibot_chat_adapters::{
     Incoming, Limits, Outbox, Outgoing, Place, Posted, Role, SendError,
 };
 use yetibot_command::{
-    Call, Category, CommandSpec, Handler, Interpreter, Outcome, Plain, Settings, builtins,
+    Call, Category, CommandSpec, Handler, Hints, Interpreter, Outcome, Plain, Settings, builtins,
 };
 use yetibot_conductor::{Conductor, ConductorOptions, EXPIRED_BUTTON, UNDELIVERED};
 use yetibot_history::MemoryAliases;
@@ -1182,6 +1182,109 @@ async fn thread_wraps_a_command_whose_answer_goes_in_a_new_thread_and_stays_ther
     bot.handle(incoming(message("m3", "!echo plain"), &outbox))
         .await;
     assert_eq!(threads(&outbox), 1);
+}
+
+/// A command of no AI crate, whose hints ask what `grok`'s ask: a status card at once, a
+/// reply thread when sent alone (unless its arguments say `quiet`), and a rerun that may
+/// cost money.
+fn hinted(gates: &Gates) -> Interpreter {
+    let mut registry = builtins();
+    registry.add(
+        CommandSpec::new("ask", &[Category::UTIL])
+            .hints(Hints {
+                live_progress: true,
+                interim_replies: false,
+                opens_thread: Some(|args: &str| !args.contains("quiet")),
+                may_cost: true,
+            })
+            .route(
+                None,
+                "ask <question> # answers",
+                Plain(|_: &Call<'_>| Outcome::text("answered")),
+            ),
+    );
+    registry.add(CommandSpec::new("wait", &[Category::UTIL]).route(
+        None,
+        "wait # waits for the test",
+        Gate(gates.clone()),
+    ));
+    Interpreter::new(
+        registry,
+        Arc::new(MemoryAliases::new()),
+        Box::new(SplitMix64::new(3)),
+        Settings::default(),
+    )
+}
+
+#[tokio::test]
+async fn a_commands_hints_not_its_name_decide_its_card_its_thread_and_its_rerun_warning() {
+    let outbox = Memory::new(Limits::DISCORD);
+    let bot = conductor(hinted(&Gates::new()));
+    bot.handle(incoming(message("m1", "!ask why"), &outbox))
+        .await;
+    let log = outbox.log();
+    // A reply thread first; then the status card, posted at once beside the run (before or
+    // after the answer), and removed once the answer is out.
+    assert_eq!(log[0], Op::Thread("m1".into(), "ask why".into()), "{log:?}");
+    let posts: Vec<&Vec<String>> = log
+        .iter()
+        .filter_map(|op| match op {
+            Op::Post(ids) => Some(ids),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(posts.len(), 2, "the card and the answer: {log:?}");
+    assert!(
+        posts.iter().any(|ids| log
+            .iter()
+            .any(|op| matches!(op, Op::Delete(gone) if gone == *ids))),
+        "the card is removed: {log:?}"
+    );
+    let (answer_id, answer) = outbox.of_role(Role::Answer).remove(0);
+    assert_eq!(answer.text, "answered");
+    // Its arguments decide the thread: this one answers in place.
+    bot.handle(incoming(message("m2", "!ask quiet why"), &outbox))
+        .await;
+    let threads = outbox
+        .log()
+        .iter()
+        .filter(|op| matches!(op, Op::Thread(..)))
+        .count();
+    assert_eq!(threads, 1);
+    // A rerun of a command that may cost says so; one of a command that cannot does not.
+    let token = token_of(&answer, Action::RunAgain);
+    bot.handle(incoming(
+        press("U1", &answer_id, Action::RunAgain, &token),
+        &outbox,
+    ))
+    .await;
+    let warned = texts(&outbox, Role::Notice);
+    assert_eq!(
+        warned.last().map(String::as_str),
+        Some(
+            "Run `!ask why` again? It runs with the same permissions as before and may call paid models or tools again."
+        )
+    );
+    let before = outbox.log().len();
+    bot.handle(incoming(message("m3", "!echo free"), &outbox))
+        .await;
+    // A command without the hint gets no status card: its answer is its only post.
+    assert_eq!(outbox.log()[before..].len(), 1, "{:?}", outbox.log());
+    let (echo_id, echo) = outbox
+        .of_role(Role::Answer)
+        .into_iter()
+        .find(|(_, a)| a.text == "free")
+        .expect("the echo");
+    let token = token_of(&echo, Action::RunAgain);
+    bot.handle(incoming(
+        press("U1", &echo_id, Action::RunAgain, &token),
+        &outbox,
+    ))
+    .await;
+    assert_eq!(
+        texts(&outbox, Role::Notice).last().map(String::as_str),
+        Some("Run `!echo free` again? It runs with the same permissions as before.")
+    );
 }
 
 /// A Grok provider (`grok`) on the fixture: a first turn that says something and calls
