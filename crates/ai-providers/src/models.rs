@@ -247,9 +247,12 @@ pub(crate) fn standard(provider: &Provider, value: &Value) -> Result<ModelList> 
         .iter()
         .filter_map(|m| {
             let id = m.get("id")?.as_str()?.to_owned();
+            // vLLM and most gateways say it at the top of the record; llama.cpp's server
+            // says the window it serves in its `meta` object.
             let context_length = ["context_length", "max_model_len", "context_window"]
                 .iter()
-                .find_map(|k| m.get(*k).and_then(Value::as_u64));
+                .find_map(|k| m.get(*k).and_then(Value::as_u64))
+                .or_else(|| m.get("meta")?.get("n_ctx")?.as_u64());
             Some(ModelInfo {
                 id,
                 context_length,

@@ -15,6 +15,8 @@ async fn standard_listing_sorts_dedupes_and_reads_context_windows() {
             json!({"data": [
                 {"id": "zeta", "context_length": 8192},
                 {"id": "alpha", "max_model_len": 32768},
+                {"id": "gemma.gguf", "owned_by": "llamacpp",
+                 "meta": {"n_ctx": 4096, "n_ctx_train": 32768, "n_vocab": 262144}},
                 {"id": "zeta"},
                 {"id": ""},
                 {"id": "x".repeat(600)},
@@ -27,8 +29,13 @@ async fn standard_listing_sorts_dedupes_and_reads_context_windows() {
         .list_models(&keyed("p", &fixture.url("/v1")))
         .await
         .expect("list");
-    assert_eq!(list.ids().collect::<Vec<_>>(), ["alpha", "zeta"]);
+    assert_eq!(
+        list.ids().collect::<Vec<_>>(),
+        ["alpha", "gemma.gguf", "zeta"]
+    );
     assert_eq!(list.context_window("alpha"), Some(32768));
+    // llama.cpp's server: the window it serves, not the one the model was trained with.
+    assert_eq!(list.context_window("gemma.gguf"), Some(4096));
     assert_eq!(list.context_window("zeta"), Some(8192));
     assert!(list.truncated, "the over-long ID was dropped");
     assert_eq!(fixture.requests()[0].method, "GET");
