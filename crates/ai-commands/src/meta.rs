@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use serde_json::json;
+use yetibot_ai_providers::Ending;
 use yetibot_conversation::Usage;
 
 use crate::cost::CostLabel;
@@ -28,6 +29,8 @@ pub struct AnswerMeta {
     /// `grok --no-thread`: the adapter answers in the invoking channel instead of opening a
     /// reply thread (inside a thread it stays there either way).
     pub no_thread: bool,
+    /// How the answer ended: complete, or cut off and why.
+    pub finish: Ending,
 }
 
 /// Token counts of a request's parent turns; `None` where a turn did not report one.
@@ -64,7 +67,8 @@ impl AnswerMeta {
 
     /// The record as JSON: `provider`, `model`, `duration_ms`, `tool_calls`, `usage`
     /// (`input_tokens`, `cached_input_tokens`, `output_tokens`, each `null` when not
-    /// reported) and `cost` (the label).
+    /// reported), `cost` (the label), `no_thread` and `finish` (`stop`, or why the answer was
+    /// cut off: `length`, `content_filter`, `incomplete`).
     #[must_use]
     pub fn to_json(&self) -> serde_json::Value {
         let usage = json!({
@@ -82,6 +86,7 @@ impl AnswerMeta {
             "usage": usage,
             "cost": self.cost.to_string(),
             "no_thread": self.no_thread,
+            "finish": self.finish.as_str(),
         })
     }
 }
@@ -181,6 +186,7 @@ mod tests {
             tokens: TokenCounts::default(),
             cost: CostLabel::NotAvailable,
             no_thread: false,
+            finish: Ending::Complete,
         };
         assert_eq!(meta.caption(), "llama3.2 · 1.2 s · 2 tools · cost n/a");
         assert_eq!(meta.to_json()["duration_ms"], 1234);

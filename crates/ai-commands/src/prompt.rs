@@ -2,7 +2,7 @@
 //! before anything else; then the route, the toolset's access rules, the provider's
 //! credential, tool discovery, the tool loop and the answer with its metadata.
 
-use yetibot_ai_providers::Provider;
+use yetibot_ai_providers::{Ending, Provider};
 use yetibot_conversation::{Conversation, Message, ToolDefinition, ToolId};
 use yetibot_mcp_host::Session;
 use yetibot_tool_policy::{
@@ -19,6 +19,7 @@ use crate::pinned::Pinned;
 use crate::piped::Snapshot;
 use crate::request::{
     PIPE_ONLY_PROMPT, RUNNER_INSTRUCTIONS, Static, cost_source, provenance, read_static,
+    with_ending,
 };
 use crate::router::Router;
 use crate::services::AiServices;
@@ -414,6 +415,7 @@ async fn answer(services: &AiServices, call: &Call<'_>, mut request: Request<'_>
         catalog_empty: catalog.is_empty(),
         usage: UsageSum::default(),
         cost: CostTally::new(request.cost),
+        ending: Ending::Complete,
         live: call
             .runner
             .caller()
@@ -465,6 +467,7 @@ async fn answer(services: &AiServices, call: &Call<'_>, mut request: Request<'_>
     let ran = Ran {
         usage: model.usage,
         cost: model.cost,
+        ending: model.ending,
         conversation,
     };
     shape(services, &request, ran, result)
@@ -475,6 +478,7 @@ async fn answer(services: &AiServices, call: &Call<'_>, mut request: Request<'_>
 struct Ran {
     usage: UsageSum,
     cost: CostTally,
+    ending: Ending,
     conversation: Conversation,
 }
 
@@ -490,6 +494,7 @@ fn shape(
     match result {
         Ok(answer) => {
             let text = request.secrets.redact_text(answer.text.trim());
+            let text = std::borrow::Cow::<str>::Owned(with_ending(text.into_owned(), ran.ending));
             let meta = AnswerMeta {
                 provider: request.provider.name().to_owned(),
                 model: request.model.to_owned(),
@@ -498,6 +503,7 @@ fn shape(
                 tokens: ran.usage.total(),
                 cost: ran.cost.label(),
                 no_thread: request.no_thread,
+                finish: ran.ending,
             };
             if let Some(key) = &request.stored_key {
                 // The next prompt in this thread resends this exchange, tool calls and

@@ -3,7 +3,7 @@
 //! data), the caller's provenance, how a provider's usage is read for the cost label, and
 //! the one direct provider call of text-only commands and child models ([`SingleHop`]).
 
-use yetibot_ai_providers::{Billing, Provider};
+use yetibot_ai_providers::{Billing, Ending, Provider};
 use yetibot_command::{Call, Category, Outcome};
 use yetibot_conversation::{Conversation, Message, Provenance};
 use yetibot_json_util::{Limits, Value};
@@ -109,6 +109,7 @@ impl SingleHop<'_> {
             catalog_empty: true,
             usage: UsageSum::default(),
             cost: CostTally::new(self.cost),
+            ending: Ending::Complete,
             live: None,
         };
         let conversation = Conversation {
@@ -116,6 +117,7 @@ impl SingleHop<'_> {
         };
         let response = turn.turn(&conversation, &[], None).await?;
         let text = self.secrets.redact_text(response.text.trim()).into_owned();
+        let text = with_ending(text, turn.ending);
         let meta = AnswerMeta {
             provider: self.provider.name().to_owned(),
             model: self.model.to_owned(),
@@ -124,6 +126,7 @@ impl SingleHop<'_> {
             tokens: turn.usage.total(),
             cost: turn.cost.label(),
             no_thread: false,
+            finish: turn.ending,
         };
         Ok((text, meta))
     }
@@ -191,4 +194,16 @@ pub(crate) fn to_value(value: &serde_json::Value) -> Value {
         max_nodes: 1 << 20,
     };
     Value::parse_with_limits(&value.to_string(), &limits).unwrap_or(Value::Null)
+}
+
+/// An answer's text with a visible notice when it was cut off, so that an answer ending
+/// mid-word never passes for a complete one.
+pub(crate) fn with_ending(text: String, ending: Ending) -> String {
+    let why = match ending {
+        Ending::Complete => return text,
+        Ending::Length => "the model reached its output limit",
+        Ending::ContentFilter => "the provider's content filter stopped the answer",
+        Ending::Incomplete => "the provider ended the answer early",
+    };
+    format!("{}… (cut off: {why})", text.trim_end())
 }

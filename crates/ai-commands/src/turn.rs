@@ -1,7 +1,7 @@
 //! The tool loop's model turn over `yetibot-ai-providers`: one provider request per turn,
 //! on either wire API, with the budget guidance as a closing host message.
 
-use yetibot_ai_providers::{Client, Provider, TurnEvent, TurnRequest};
+use yetibot_ai_providers::{Client, Ending, Provider, TurnEvent, TurnRequest};
 use yetibot_conversation::{Conversation, Message, ModelResponse, ToolDefinition};
 use yetibot_tool_policy::{BudgetGuidance, ModelTurn};
 
@@ -23,6 +23,8 @@ pub(crate) struct ProviderTurn<'a> {
     pub(crate) catalog_empty: bool,
     pub(crate) usage: UsageSum,
     pub(crate) cost: CostTally,
+    /// How the latest turn's answer ended.
+    pub(crate) ending: Ending,
     /// Where a turn's text that comes with tool calls goes at once (live Grok replies),
     /// redacted with these secrets; `None` when the adapter shows only the final answer.
     pub(crate) live: Option<(
@@ -68,6 +70,7 @@ impl ModelTurn for ProviderTurn<'_> {
             .turn(self.provider, &request, &mut ignore)
             .await?;
         self.usage.add(turn.usage.as_ref());
+        self.ending = turn.ending();
         self.cost.add_turn(self.model, turn.usage.as_ref());
         // A completed message that comes with tool calls is not the answer: more turns
         // follow, and a live adapter shows it now rather than never.

@@ -110,7 +110,7 @@ pub(crate) async fn turn(
         .await?;
     let value: Value =
         serde_json::from_slice(&bytes).map_err(|_| malformed(provider, "not JSON"))?;
-    let turn = parse_completion(provider, &value)?;
+    let turn = parse_completion(provider, &value)?.without_cut_off_calls();
     if let Some(usage) = turn.usage {
         on_event(TurnEvent::Usage(usage));
     }
@@ -375,7 +375,8 @@ async fn stream(
         opaque: Vec::new(),
         finish_reason,
         usage: usage_seen,
-    })
+    }
+    .without_cut_off_calls())
 }
 
 pub(crate) fn malformed(provider: &Provider, reason: &'static str) -> Error {

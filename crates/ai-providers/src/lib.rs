@@ -30,7 +30,7 @@ pub use models::{ModelInfo, ModelInterface, ModelList, TaskCategory, UNCATEGORIZ
 pub use pricing::{Price, Pricing};
 pub use routing::{DefaultError, Route, RouteError, RouteRequest, RuntimeDefaults, route};
 pub use transport::{Client, ClientOptions};
-pub use turn::{Turn, TurnEvent, TurnRequest};
+pub use turn::{Ending, Turn, TurnEvent, TurnRequest};
 pub use yetibot_conversation::{
     Amount, Message, ModelResponse, ReplayItem, ToolCall, ToolDefinition, ToolId, Usage,
 };

@@ -127,7 +127,7 @@ pub(crate) async fn turn(
     match value.get("status").and_then(Value::as_str) {
         Some("completed") => {}
         Some("failed") => return Err(failed(provider, "the response failed")),
-        Some("incomplete") => return Err(failed(provider, "the response is incomplete")),
+        Some("incomplete") => return incomplete(provider, &value, on_event),
         Some(_) => return Err(failed(provider, "the response has not completed")),
         None => return Err(malformed(provider, "the response has no status")),
     }
@@ -181,7 +181,17 @@ pub(crate) async fn read_stream(
                 continue;
             }
             Kind::Failed => return Err(failed(provider, "the response failed")),
-            Kind::Incomplete => return Err(failed(provider, "the response is incomplete")),
+            Kind::Incomplete => {
+                // The answer so far, cut off: only when the event carries the response.
+                let value: Value = serde_json::from_str(data)
+                    .map_err(|_| malformed(provider, "a stream event is not JSON"))?;
+                let Some(response) = value.get("response") else {
+                    return Err(failed(provider, "the response is incomplete"));
+                };
+                let turn = incomplete(provider, response, on_event);
+                events.finish().await;
+                return turn;
+            }
             Kind::Error => return Err(failed(provider, "the stream reported an error")),
             Kind::Other => continue,
             Kind::ItemAdded | Kind::ItemDone | Kind::Completed => {}
@@ -403,6 +413,46 @@ fn completed(
             .get("status")
             .and_then(Value::as_str)
             .map(str::to_owned),
+        usage,
+    })
+}
+
+/// Turns an incomplete response object into a [`Turn`] that keeps the answer's text and
+/// says why it was cut off; it has no tool calls and nothing to replay, since an item of a
+/// cut-off response may itself be cut off.
+fn incomplete(
+    provider: &Provider,
+    response: &Value,
+    on_event: &mut (dyn FnMut(TurnEvent) + Send),
+) -> Result<Turn> {
+    let output = response
+        .get("output")
+        .and_then(Value::as_array)
+        .ok_or_else(|| malformed(provider, "the response has no output list"))?;
+    let text: String = output
+        .iter()
+        .filter(|item| item.get("type").and_then(Value::as_str) == Some("message"))
+        .map(message_text)
+        .collect();
+    let reason = response
+        .get("incomplete_details")
+        .and_then(|details| details.get("reason"))
+        .and_then(Value::as_str);
+    let finish = match reason {
+        Some("max_output_tokens") => "length",
+        Some("content_filter") => "content_filter",
+        _ => "incomplete",
+    };
+    let usage = usage::of_body(response);
+    if let Some(u) = usage {
+        on_event(TurnEvent::Usage(u));
+    }
+    on_event(TurnEvent::Completed);
+    Ok(Turn {
+        text,
+        calls: Vec::new(),
+        opaque: Vec::new(),
+        finish_reason: Some(finish.to_owned()),
         usage,
     })
 }

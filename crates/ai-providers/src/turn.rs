@@ -54,6 +54,57 @@ pub struct Turn {
     pub usage: Option<Usage>,
 }
 
+/// How a turn's answer ended: complete, or cut off, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// The model finished (or stopped to call tools).
+    Complete,
+    /// The model reached its output-token limit (`finish_reason: "length"`, or a Responses
+    /// answer incomplete for `max_output_tokens`).
+    Length,
+    /// The provider's content filter stopped the answer.
+    ContentFilter,
+    /// The provider ended the answer early for another reason (a Responses `incomplete`).
+    Incomplete,
+}
+
+impl Ending {
+    /// The ending as scripts read it: `stop`, `length`, `content_filter` or `incomplete`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Complete => "stop",
+            Self::Length => "length",
+            Self::ContentFilter => "content_filter",
+            Self::Incomplete => "incomplete",
+        }
+    }
+}
+
+impl Turn {
+    /// How the turn's answer ended, from its finish reason (Chat Completions) or status
+    /// (Responses).
+    #[must_use]
+    pub fn ending(&self) -> Ending {
+        match self.finish_reason.as_deref() {
+            Some("length") => Ending::Length,
+            Some("content_filter") => Ending::ContentFilter,
+            Some("incomplete") => Ending::Incomplete,
+            _ => Ending::Complete,
+        }
+    }
+
+    /// A turn cut off before it finished keeps its text but none of its tool calls: a
+    /// call in a cut-off turn may be cut off too, and only a finished turn's calls run.
+    pub(crate) fn without_cut_off_calls(mut self) -> Self {
+        if self.ending() != Ending::Complete {
+            self.calls.clear();
+            self.opaque.clear();
+        }
+        self
+    }
+}
+
 impl From<Turn> for ModelResponse {
     /// The parts of a turn that the next turn replays: text, calls and opaque items. The
     /// finish reason and usage are for the caller's reporting and are left behind.

@@ -373,6 +373,41 @@ async fn an_answer_without_reported_cost_is_labelled_not_available() {
     assert!(reply.meta.is_none());
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_cut_off_at_its_output_limit_says_so_and_its_meta_says_why() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/a/v1/chat/completions",
+        Reply::json(script::chat_completion("A complete answer.")),
+    );
+    fixture.route(
+        "/a/v1/chat/completions",
+        Reply::json(
+            json!({"choices": [{"message": {"role": "assistant", "content": "The answer is forty"},
+                                "finish_reason": "length"}]})
+            .to_string(),
+        ),
+    );
+    let providers =
+        ProviderSet::from_config(None, &[provider("a", fixture.url("/a/v1"), Some("m"))])
+            .expect("providers");
+    let bot = bot(services(providers, Hand::new().clock()), &[]);
+    let whole = bot.run(&caller("U1"), "ai --no-tools hi").await;
+    assert_eq!(shown(&whole), "A complete answer.");
+    assert_eq!(whole.meta.as_ref().expect("meta").details["finish"], "stop");
+    let cut = bot.run(&caller("U1"), "ai --no-tools hi").await;
+    assert_eq!(
+        shown(&cut),
+        "The answer is forty… (cut off: the model reached its output limit)"
+    );
+    assert_eq!(cut.meta.as_ref().expect("meta").details["finish"], "length");
+    assert_eq!(
+        fixture.requests().len(),
+        2,
+        "a cut-off answer is never asked again"
+    );
+}
+
 /// A thread whose history is fixed, or fails; it counts how often it is read.
 struct Scripted(
     Result<Vec<ThreadMessage>, ThreadError>,

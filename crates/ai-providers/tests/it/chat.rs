@@ -3,8 +3,8 @@
 use provider_fixture::{End, Fixture, Reply};
 use serde_json::{Value, json};
 use yetibot_ai_providers::{
-    Amount, Category, Message, ProviderConfig, ToolCall, ToolDefinition, ToolId, Turn, TurnEvent,
-    TurnRequest, Usage,
+    Amount, Category, Ending, Message, ProviderConfig, ToolCall, ToolDefinition, ToolId, Turn,
+    TurnEvent, TurnRequest, Usage,
 };
 
 use crate::support::{assert_safe, client, config, keyed, provider};
@@ -531,4 +531,43 @@ async fn the_output_token_field_follows_the_flag() {
     let body = sent(&fixture);
     assert_eq!(body["max_tokens"], 2048);
     assert!(body.get("max_completion_tokens").is_none());
+}
+
+#[tokio::test]
+async fn a_turn_cut_off_at_its_output_limit_says_so_and_keeps_no_calls() {
+    // As one JSON reply...
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        PATH,
+        Reply::json(
+            json!({"choices": [{"index": 0, "finish_reason": "length", "message": {
+                "role": "assistant", "content": "The answer is forty",
+                "tool_calls": [{"id": "c1", "type": "function",
+                                "function": {"name": "lookup", "arguments": "{\"q\":"}}]}}]})
+            .to_string(),
+        ),
+    );
+    let (turn, _) = run(&keyed("p", &fixture.url("/v1")), &tool_request(false)).await;
+    let turn = turn.expect("a cut-off answer is still an answer");
+    assert_eq!(turn.text, "The answer is forty");
+    assert_eq!(turn.ending(), Ending::Length);
+    assert!(turn.calls.is_empty(), "a cut-off call never runs");
+    // ...and as a stream, whatever the filter.
+    for (reason, ending) in [
+        ("length", Ending::Length),
+        ("content_filter", Ending::ContentFilter),
+    ] {
+        let fixture = Fixture::start().await.expect("fixture");
+        fixture.route(PATH, Reply::sse_events([
+            chunk(json!({"content": "Partial"}), None),
+            chunk(json!({"tool_calls": [{"index": 0, "id": "c9", "function": {"name": "lookup", "arguments": "{"}}]}), None),
+            chunk(json!({}), Some(reason)),
+            "[DONE]".to_owned(),
+        ]));
+        let (turn, _) = run(&keyed("p", &fixture.url("/v1")), &tool_request(true)).await;
+        let turn = turn.expect("turn");
+        assert_eq!((turn.text.as_str(), turn.ending()), ("Partial", ending));
+        assert!(turn.calls.is_empty());
+        assert_eq!(fixture.requests().len(), 1, "never resent");
+    }
 }

@@ -740,3 +740,49 @@ async fn a_completed_event_with_an_unfinished_status_is_refused() {
         .expect_err("not completed");
     assert_eq!(error.category(), Category::ProviderFailed);
 }
+
+#[tokio::test]
+async fn an_incomplete_response_keeps_its_text_says_why_and_runs_nothing() {
+    let incomplete = |reason: &str| {
+        json!({"type": "response.incomplete", "response": {
+            "id": "resp_1", "status": "incomplete",
+            "incomplete_details": {"reason": reason},
+            "output": [
+                {"type": "message", "id": "m1", "role": "assistant",
+                 "content": [{"type": "output_text", "text": "Half an ans"}]},
+                {"type": "function_call", "id": "f1", "call_id": "c1", "name": "lookup",
+                 "arguments": "{\"q\""}
+            ],
+            "usage": {"input_tokens": 10, "output_tokens": 500}
+        }})
+        .to_string()
+    };
+    for (reason, ending) in [
+        ("max_output_tokens", yetibot_ai_providers::Ending::Length),
+        (
+            "content_filter",
+            yetibot_ai_providers::Ending::ContentFilter,
+        ),
+        ("something_new", yetibot_ai_providers::Ending::Incomplete),
+    ] {
+        let fixture = Fixture::start().await.expect("fixture");
+        fixture.route(
+            PATH,
+            Reply::sse_events([
+                provider_fixture::script::text_delta("Half an ans"),
+                incomplete(reason),
+            ]),
+        );
+        let (turn, events) = run(&client(), &grok(&fixture.url("/v1"))).await;
+        let turn = turn.expect("a cut-off answer is still an answer");
+        assert_eq!(turn.text, "Half an ans");
+        assert_eq!(turn.ending(), ending, "{reason}");
+        assert!(
+            turn.calls.is_empty() && turn.opaque.is_empty(),
+            "nothing of it runs or is replayed"
+        );
+        assert_eq!(turn.usage.and_then(|u| u.output_tokens), Some(500));
+        assert!(events.contains(&TurnEvent::Completed));
+        assert_eq!(fixture.requests().len(), 1, "never resent");
+    }
+}
