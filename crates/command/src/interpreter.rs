@@ -633,8 +633,9 @@ impl Interpreter {
             Outcome::Error(message) => return Err(failure(&message)),
             Outcome::Failed(error) => return Err(error),
             Outcome::FailedWithData { message, data } => {
-                scope.budget.keep_error_data(&message, data);
-                return Err(message);
+                let line = failure(&message);
+                scope.budget.keep_error_data(&line, data);
+                return Err(line);
             }
             Outcome::Value(value) => {
                 data_changed = false;

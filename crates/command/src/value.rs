@@ -108,9 +108,9 @@ pub enum Outcome {
     /// A pipeline inside the command (an alias body) failed with this error, already
     /// formatted where it happened; it is passed on unchanged.
     Failed(String),
-    /// The command failed with this message, passed on unchanged like [`Outcome::Failed`],
-    /// and structured data about the failure (a tool loop's trace) that the reply carries
-    /// as its data.
+    /// The command failed with this message, framed like an [`Outcome::Error`], and
+    /// structured data about the failure (a tool loop's trace) that the reply carries as its
+    /// data.
     FailedWithData {
         /// The chat message.
         message: String,

@@ -408,6 +408,38 @@ async fn an_answer_cut_off_at_its_output_limit_says_so_and_its_meta_says_why() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_tool_loop_is_framed_like_every_command_error_and_keeps_its_trace() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/a/v1/chat/completions",
+        Reply::json(
+            json!({"choices": [{"message": {"role": "assistant", "content": "",
+                "tool_calls": [{"id": "c1", "type": "function",
+                                "function": {"name": "yetibot__help", "arguments": "{}"}}]},
+                "finish_reason": "tool_calls"}]})
+            .to_string(),
+        ),
+    );
+    fixture.route(
+        "/a/v1/chat/completions",
+        Reply::status_json(500, r#"{"error": {"message": "overloaded"}}"#),
+    );
+    let providers =
+        ProviderSet::from_config(None, &[provider("a", fixture.url("/a/v1"), Some("m"))])
+            .expect("providers");
+    let bot = bot(services(providers, Hand::new().clock()), &[]);
+    let reply = bot.run(&caller("U1"), "ai What can you do?").await;
+    let error = reply.error.clone().expect("the loop failed");
+    assert!(
+        error.starts_with("💥 Error in `ai What can you do?`: ") && error.ends_with(" 💥"),
+        "{error}"
+    );
+    // The trace of the call that was made is the reply's data.
+    let data = reply.data.expect("the failure trace").to_json();
+    assert!(data.contains("yetibot/help"), "{data}");
+}
+
 /// A thread whose history is fixed, or fails; it counts how often it is read.
 struct Scripted(
     Result<Vec<ThreadMessage>, ThreadError>,
