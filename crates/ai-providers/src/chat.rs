@@ -316,6 +316,7 @@ async fn stream(
             return Err(Error::ProviderFailed {
                 provider: provider.name().to_owned(),
                 reason: "the stream reported an error",
+                code: None,
             });
         }
         usage_seen = fold_usage(usage_seen, &chunk);

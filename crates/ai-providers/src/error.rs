@@ -95,13 +95,25 @@ pub enum Error {
         /// The bound.
         limit: usize,
     },
-    /// The provider reported that the response failed or is incomplete.
-    #[error("provider {provider} failed the response: {reason}")]
+    /// The provider reported that the response failed.
+    #[error("provider {provider} failed the response: {reason}{}", code_hint(code.as_deref()))]
     ProviderFailed {
         /// The provider's name.
         provider: String,
         /// Which signal ended the turn, from a fixed list.
         reason: &'static str,
+        /// The error code the provider gave (`server_error`), when it gave a short one made
+        /// of letters, digits, `_`, `-` and `.` only; anything else is left out.
+        code: Option<String>,
+    },
+    /// The connection to the provider was lost after the request was sent: the request may
+    /// have run.
+    #[error("provider {provider} lost the connection {phase}")]
+    ConnectionLost {
+        /// The provider's name.
+        provider: String,
+        /// When: `before its answer began`, `while it sent its answer`.
+        phase: &'static str,
     },
     /// The TLS configuration could not be built.
     #[error("the HTTPS client could not be built")]
@@ -134,8 +146,10 @@ pub enum Category {
     Malformed,
     /// A reply over a size bound.
     TooLarge,
-    /// The provider reported a failed or incomplete response.
+    /// The provider reported a failed response.
     ProviderFailed,
+    /// The connection was lost after the request was sent.
+    ConnectionLost,
     /// The local HTTPS client could not be built.
     Client,
 }
@@ -157,6 +171,7 @@ impl Category {
             Self::Malformed => "malformed-response",
             Self::TooLarge => "too-large",
             Self::ProviderFailed => "provider-failed",
+            Self::ConnectionLost => "connection-lost",
             Self::Client => "client",
         }
     }
@@ -188,6 +203,7 @@ impl Error {
             Self::Malformed { .. } => Category::Malformed,
             Self::TooLarge { .. } => Category::TooLarge,
             Self::ProviderFailed { .. } => Category::ProviderFailed,
+            Self::ConnectionLost { .. } => Category::ConnectionLost,
             Self::Tls(_) => Category::Client,
         }
     }
@@ -202,7 +218,10 @@ impl Error {
             Self::Timeout { phase, .. } if *phase != TIMEOUT_CONNECT
         ) || matches!(
             self,
-            Self::Malformed { .. } | Self::TooLarge { .. } | Self::ProviderFailed { .. }
+            Self::Malformed { .. }
+                | Self::TooLarge { .. }
+                | Self::ProviderFailed { .. }
+                | Self::ConnectionLost { .. }
         )
     }
 
@@ -241,3 +260,20 @@ fn retry_hint(secs: Option<u64>) -> String {
 
 /// A `Result` whose error is this crate's [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// ` (code CODE)` for a provider's short error code, nothing otherwise.
+fn code_hint(code: Option<&str>) -> String {
+    code.map(|code| format!(" (code {code})"))
+        .unwrap_or_default()
+}
+
+/// A provider's error code when it is short and plain enough to show: at most 64 letters,
+/// digits, `_`, `-` and `.`. A code is the provider's text, so anything else is left out.
+pub(crate) fn plain_code(code: Option<&str>) -> Option<String> {
+    code.filter(|c| {
+        (1..=64).contains(&c.len())
+            && c.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+    })
+    .map(str::to_owned)
+}

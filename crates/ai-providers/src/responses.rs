@@ -126,7 +126,7 @@ pub(crate) async fn turn(
     // that does not say, has calls nobody may run yet.
     match value.get("status").and_then(Value::as_str) {
         Some("completed") => {}
-        Some("failed") => return Err(failed(provider, "the response failed")),
+        Some("failed") => return Err(failed_with_code(provider, "the response failed", &value)),
         Some("incomplete") => return incomplete(provider, &value, on_event),
         Some(_) => return Err(failed(provider, "the response has not completed")),
         None => return Err(malformed(provider, "the response has no status")),
@@ -180,7 +180,10 @@ pub(crate) async fn read_stream(
                 order.arguments_done(&head.call_key());
                 continue;
             }
-            Kind::Failed => return Err(failed(provider, "the response failed")),
+            Kind::Failed => {
+                let value: Value = serde_json::from_str(data).unwrap_or(Value::Null);
+                return Err(failed_with_code(provider, "the response failed", &value));
+            }
             Kind::Incomplete => {
                 // The answer so far, cut off: only when the event carries the response.
                 let value: Value = serde_json::from_str(data)
@@ -192,7 +195,14 @@ pub(crate) async fn read_stream(
                 events.finish().await;
                 return turn;
             }
-            Kind::Error => return Err(failed(provider, "the stream reported an error")),
+            Kind::Error => {
+                let value: Value = serde_json::from_str(data).unwrap_or(Value::Null);
+                return Err(failed_with_code(
+                    provider,
+                    "the stream reported an error",
+                    &value,
+                ));
+            }
             Kind::Other => continue,
             Kind::ItemAdded | Kind::ItemDone | Kind::Completed => {}
         }
@@ -461,5 +471,22 @@ fn failed(provider: &Provider, reason: &'static str) -> Error {
     Error::ProviderFailed {
         provider: provider.name().to_owned(),
         reason,
+        code: None,
+    }
+}
+
+/// A failed response with the error code the provider gave in it (`error.code` of the
+/// response, or of the event itself).
+fn failed_with_code(provider: &Provider, reason: &'static str, value: &Value) -> Error {
+    let code = value
+        .get("response")
+        .unwrap_or(value)
+        .get("error")
+        .and_then(|error| error.get("code"))
+        .and_then(Value::as_str);
+    Error::ProviderFailed {
+        provider: provider.name().to_owned(),
+        reason,
+        code: crate::error::plain_code(code),
     }
 }

@@ -386,9 +386,9 @@ impl Events {
     fn error(&self, provider: &Provider, fault: Fault) -> Error {
         let provider = provider.name().to_owned();
         match fault {
-            Fault::Transport => Error::Malformed {
+            Fault::Transport => Error::ConnectionLost {
                 provider,
-                reason: "the stream was cut off",
+                phase: "while it sent its answer",
             },
             Fault::NotUtf8 => Error::Malformed {
                 provider,

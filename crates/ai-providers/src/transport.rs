@@ -242,9 +242,9 @@ impl Client {
                 }
                 Ok(None) => return Ok(buffer.freeze()),
                 Ok(Some(Err(_))) => {
-                    return Err(Error::Malformed {
+                    return Err(Error::ConnectionLost {
                         provider: peer.name.to_owned(),
-                        reason: "the connection broke while reading the body",
+                        phase: "while it sent its answer",
                     });
                 }
                 Ok(Some(Ok(frame))) => frame,
@@ -338,9 +338,9 @@ fn classify(peer: Peer<'_>, error: &hyper_util::client::legacy::Error) -> Error 
         }
         return Error::Unreachable { provider: name };
     }
-    Error::Malformed {
+    Error::ConnectionLost {
         provider: name,
-        reason: "the connection failed before a complete response head arrived",
+        phase: "before its answer began",
     }
 }
 

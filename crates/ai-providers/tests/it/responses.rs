@@ -227,7 +227,11 @@ async fn partial_calls_never_execute_when_the_stream_breaks() {
         fixture.route(PATH, Reply::sse_events(partial.clone()).ending(end));
         let (result, events) = run(&client(), &grok(&fixture.url("/v1"))).await;
         let error = result.expect_err("no completion");
-        assert_eq!(error.category(), Category::Malformed);
+        let expected = match end {
+            End::Abort => Category::ConnectionLost,
+            _ => Category::Malformed,
+        };
+        assert_eq!(error.category(), expected, "{end:?}");
         assert!(error.is_unknown_outcome());
         assert!(!events.contains(&TurnEvent::Completed));
         assert_eq!(fixture.requests().len(), 1, "not resampled");
@@ -784,5 +788,30 @@ async fn an_incomplete_response_keeps_its_text_says_why_and_runs_nothing() {
         assert_eq!(turn.usage.and_then(|u| u.output_tokens), Some(500));
         assert!(events.contains(&TurnEvent::Completed));
         assert_eq!(fixture.requests().len(), 1, "never resent");
+    }
+}
+
+#[tokio::test]
+async fn a_failed_response_names_the_providers_error_code_and_nothing_else() {
+    for (code, shown) in [
+        (json!("server_error"), " (code server_error)"),
+        (json!("a code with spaces <script>"), ""),
+        (json!(42), ""),
+    ] {
+        let fixture = Fixture::start().await.expect("fixture");
+        let failed = json!({"type": "response.failed", "response": {
+            "id": "resp_1", "status": "failed",
+            "error": {"code": code, "message": crate::support::BODY_MARKER}}});
+        fixture.route(PATH, Reply::sse_events([failed.to_string()]));
+        let error = run(&client(), &grok(&fixture.url("/v1")))
+            .await
+            .0
+            .expect_err("failed");
+        assert_eq!(error.category(), Category::ProviderFailed);
+        assert_eq!(
+            error.user_message(),
+            format!("provider g failed the response: the response failed{shown}")
+        );
+        assert_safe(&error);
     }
 }

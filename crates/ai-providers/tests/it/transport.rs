@@ -136,11 +136,19 @@ async fn a_stalled_body_hits_the_read_deadline() {
 }
 
 #[tokio::test]
-async fn an_aborted_body_is_malformed() {
+async fn an_aborted_body_is_a_lost_connection_not_malformed_bytes() {
     let fixture = Fixture::start().await.expect("fixture");
     fixture.route("/v1/models", Reply::json("{\"data\":[").ending(End::Abort));
     let error = list_error(&fixture, &client()).await;
-    assert_eq!(error.category(), Category::Malformed);
+    assert_eq!(error.category(), Category::ConnectionLost);
+    assert!(
+        error
+            .user_message()
+            .starts_with("provider p lost the connection "),
+        "{}",
+        error.user_message()
+    );
+    assert!(error.is_unknown_outcome());
 }
 
 #[test]
