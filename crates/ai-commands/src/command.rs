@@ -1,5 +1,6 @@
-//! The `ai` command: its listings (`providers`, `models`, `servers`, `tools`, `toolsets`),
-//! the runtime default (`default`) and prompts.
+//! The AI commands' specs and what a conductor knows of them: `ai` (its listings, the
+//! runtime default and prompts), `grok` with its hints, and `commands()`, which adds `cf` and
+//! `zen` from their own modules.
 
 use std::sync::Arc;
 

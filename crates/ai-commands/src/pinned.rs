@@ -2,7 +2,7 @@
 //! name a command always uses, what it says when no such provider is configured, and
 //! whether its interim replies are shown as they come. The xAI key's stand-in Grok provider
 //! (its base URL, default model and server-side searches) is defined here too. The command
-//! path reads these entries instead of branching on provider names.
+//! path takes these names and rules from the entries rather than spelling them out.
 
 use yetibot_ai_providers::{Provider, ProviderConfig, ProviderSet};
 use yetibot_redaction::Secret;

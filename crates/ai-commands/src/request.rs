@@ -133,7 +133,7 @@ impl SingleHop<'_> {
 }
 
 /// How the provider's usage is read for the cost label, for a model that was not verified
-/// free for this request (a verified-free Zen answer uses `zen::free_cost_source`).
+/// free for this request (a verified-free Zen answer uses `free::free_cost_source`).
 pub(crate) fn cost_source(provider: &yetibot_ai_providers::Provider) -> CostSource {
     match provider.capabilities().billing {
         Billing::ZenCredits => CostSource::Zen {

@@ -4,6 +4,7 @@
 use serde::Deserialize;
 
 use crate::error::ConfigError as Error;
+use crate::limits::MAX_PREFIX_CHARS;
 
 /// `:yetibot :admin`.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -39,8 +40,6 @@ pub fn admin_users(config: &AdminConfig) -> Result<Vec<String>, Vec<Error>> {
 
 /// The default user ID of the local operator (`yetibot run`, the web console).
 pub const DEFAULT_LOCAL_USER_ID: &str = "local";
-/// The longest command prefix accepted.
-pub const MAX_PREFIX_CHARS: usize = 8;
 
 /// `:yetibot :command`: how commands are recognized in chat.
 #[derive(Debug, Clone, Default, Deserialize)]

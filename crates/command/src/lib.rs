@@ -16,8 +16,8 @@ pub mod value;
 pub use caller::Caller;
 pub use commands::builtins;
 pub use config::{
-    AdminConfig, CommandConfig, DEFAULT_LOCAL_USER_ID, LocalConfig, MAX_PREFIX_CHARS, admin_users,
-    command_settings, local_caller,
+    AdminConfig, CommandConfig, DEFAULT_LOCAL_USER_ID, LocalConfig, admin_users, command_settings,
+    local_caller,
 };
 pub use error::{ConfigError, Stopped};
 pub use interpreter::{Interpreter, Reply, Settings};

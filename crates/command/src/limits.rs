@@ -34,6 +34,8 @@ pub const MAX_XARGS_ITEMS: usize = 64;
 pub const XARGS_PARALLELISM: usize = 4;
 /// The most times `repeat` runs a command.
 pub const MAX_REPEAT: usize = 10;
+/// The longest command prefix accepted.
+pub const MAX_PREFIX_CHARS: usize = 8;
 /// The most rows a value may have.
 pub const MAX_ROWS: usize = 10_000;
 /// The most bytes a value (or its data) may take as text.

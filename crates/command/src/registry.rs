@@ -238,6 +238,8 @@ impl Category {
     pub const INFO: Self = Self("info");
     /// Commands that change the bot's configuration.
     pub const ADMIN: Self = Self("admin");
+    /// The language's own groups, topics of `help` even when no command is in them.
+    pub const LANGUAGE: [Self; 4] = [Self::UTIL, Self::COLLECTION, Self::INFO, Self::ADMIN];
 
     /// A group named `name` (a lower-case word, shown by `help <name>`).
     #[must_use]

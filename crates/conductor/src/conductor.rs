@@ -395,15 +395,26 @@ impl Conductor {
         }
     }
 
-    /// The hints of the command a chat line runs (inside `!thread` too): the first stage's
-    /// command's, whether any stage's command shows live progress, and whether a line that
-    /// is one command opens a reply thread.
+    /// The hints of the commands a chat line runs (`!thread` already taken off): the first
+    /// stage's command's, whether any stage's command shows live progress, whether a line
+    /// that is one command opens a reply thread, and whether running it again may cost money.
     fn hints(&self, text: &str) -> LineHints {
-        let text = self.unwrap_thread(text).unwrap_or_else(|| text.to_owned());
         let Some(expression) = text.strip_prefix(self.interpreter.prefix()) else {
-            return LineHints::default();
+            // Ordinary chat may run embedded commands: any of them could cost.
+            return LineHints {
+                may_cost: true,
+                ..LineHints::default()
+            };
         };
+        if expression.trim().is_empty() {
+            // A bare prefix runs the caller's last command, whatever it was.
+            return LineHints {
+                may_cost: true,
+                ..LineHints::default()
+            };
+        }
         let Ok(parsed) = syntax::parse(expression) else {
+            // A line that cannot be read runs nothing.
             return LineHints::default();
         };
         let registry = self.interpreter.registry();
@@ -432,12 +443,16 @@ impl Conductor {
             },
             _ => false,
         };
-        // An alias or an unknown word may run anything: a rerun may cost then too.
-        let may_cost = parsed
-            .stages
-            .iter()
-            .filter_map(syntax::Stage::first_word)
-            .any(|word| hints_of(word).is_none_or(|hints| hints.may_cost));
+        // A stage may run anything when its command is an alias or an unknown word, when its
+        // command word is not typed, or when it holds a sub-expression (which may name any
+        // command): a rerun may cost money then too.
+        let may_cost = parsed.stages.iter().any(|stage| {
+            let has_sub = stage.parts.iter().any(|part| matches!(part, Part::Sub(_)));
+            has_sub
+                || stage
+                    .first_word()
+                    .is_none_or(|word| hints_of(word).is_none_or(|hints| hints.may_cost))
+        });
         LineHints {
             first,
             live_progress,

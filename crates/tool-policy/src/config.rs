@@ -39,7 +39,7 @@ pub struct KnownNames<'a> {
     /// The configured MCP servers that have a `:github-api-token` (which makes a server a
     /// GitHub connection, and which a `github-pr` toolset's snapshot server needs).
     pub with_github_api_token: Vec<&'a str>,
-    /// The native tools the command layer registered: the names `:native-tools` may list,
+    /// The native tools the AI commands registered: the names `:native-tools` may list,
     /// and the kinds the access rules apply. The policy keeps a copy.
     pub native_tools: &'a [NativeTool],
 }

@@ -1,5 +1,5 @@
 //! The bot's own (native) tools as the policy sees them: a name and the kind its rules
-//! depend on. The command layer registers them; the policy never names a native tool itself.
+//! depend on. The AI commands register them; the policy never names a native tool itself.
 
 use serde_json::Value;
 use yetibot_conversation::{AdapterKind, ToolDefinition, ToolId};

@@ -99,11 +99,14 @@ async fn topic(call: &Call<'_>) -> Outcome {
         Err(error) => return Outcome::error(error.to_string()),
     }
     // A category is a topic too: the commands in it.
-    let named = call
-        .runner
-        .registry()
-        .iter()
-        .flat_map(|spec| spec.categories.iter().copied())
+    let named = Category::LANGUAGE
+        .into_iter()
+        .chain(
+            call.runner
+                .registry()
+                .iter()
+                .flat_map(|spec| spec.categories.iter().copied()),
+        )
         .find(|c| c.name() == word);
     if let Some(category) = named {
         let names: Vec<Value> = call

@@ -7,18 +7,28 @@ use yetibot_json_util::Value;
 use futures_util::future::BoxFuture;
 
 use crate::limits::{MAX_REPEAT, MAX_XARGS_ITEMS, XARGS_PARALLELISM};
-use crate::registry::{Call, Category, CommandSpec, Handler};
+use crate::registry::{Call, Category, CommandSpec, Handler, Hints};
 use crate::value::{self, Outcome, Piped};
+
+/// `xargs` and `repeat` run whatever command they are given, so running them again may cost
+/// whatever that command costs.
+const RUNS_COMMANDS: Hints = Hints {
+    live_progress: false,
+    interim_replies: false,
+    opens_thread: None,
+    may_cost: true,
+};
 
 pub(crate) fn commands() -> Vec<CommandSpec> {
     vec![
         CommandSpec::new("xargs", &[Category::UTIL, Category::COLLECTION])
+            .hints(RUNS_COMMANDS)
             .route(
                 None,
                 "xargs <cmd> # run <cmd> once for every piped item (with %s, or the item appended); each run gets its item's record as data",
                 Xargs,
             ),
-        CommandSpec::new("repeat", &[Category::UTIL]).route(
+        CommandSpec::new("repeat", &[Category::UTIL]).hints(RUNS_COMMANDS).route(
             Some(r"^(\d+)\s(.+)$"),
             "repeat <n> <cmd> # run <cmd> <n> times (at most 10)",
             Repeat,

@@ -1285,6 +1285,36 @@ async fn a_commands_hints_not_its_name_decide_its_card_its_thread_and_its_rerun_
         texts(&outbox, Role::Notice).last().map(String::as_str),
         Some("Run `!echo free` again? It runs with the same permissions as before.")
     );
+    // A line that may run any command warns, whatever its first word: a sub-expression,
+    // a command that runs commands, an alias.
+    bot.handle(incoming(
+        message("m4", "!alias twice = \"echo two\""),
+        &outbox,
+    ))
+    .await;
+    for (id, line) in [
+        ("m5", "!echo $(echo nested)"),
+        ("m6", "!repeat 2 echo again"),
+        ("m7", "!twice"),
+    ] {
+        let before = outbox.of_role(Role::Answer).len();
+        bot.handle(incoming(message(id, line), &outbox)).await;
+        let answers = outbox.of_role(Role::Answer);
+        assert_eq!(answers.len(), before + 1, "{line}");
+        let (answer_id, answer) = answers.last().cloned().expect("an answer");
+        let token = token_of(&answer, Action::RunAgain);
+        bot.handle(incoming(
+            press("U1", &answer_id, Action::RunAgain, &token),
+            &outbox,
+        ))
+        .await;
+        let warned = texts(&outbox, Role::Notice);
+        let last = warned.last().map(String::as_str).unwrap_or_default();
+        assert!(
+            last.ends_with("and may call paid models or tools again."),
+            "{line}: {last}"
+        );
+    }
 }
 
 /// A Grok provider (`grok`) on the fixture: a first turn that says something and calls

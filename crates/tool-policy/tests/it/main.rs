@@ -7,7 +7,7 @@ mod properties;
 mod scripted;
 mod tool_loop;
 
-/// The native tools of the specification, as bot-core registers them: the rules under test
+/// The native tools of the specification, as the AI commands register them: the rules under test
 /// read only their kinds.
 pub(crate) fn specified_native_tools() -> Vec<yetibot_tool_policy::NativeTool> {
     use yetibot_conversation::AdapterKind;

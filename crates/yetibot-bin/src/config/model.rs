@@ -106,7 +106,7 @@ pub(super) fn validate(
 
     // Toolsets refer to servers and providers by name; compare against what was written
     // so that one invalid server does not also flag every reference to it. The native
-    // tools are the specification's set until the command layer registers its own.
+    // tools are the AI commands' table, every tool of the specification.
     let natives = yetibot_ai_commands::native_tools();
     let known = KnownNames {
         servers: ai

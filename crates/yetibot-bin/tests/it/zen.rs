@@ -6,7 +6,7 @@
 //! OpenCode Zen's own (the separate `{origin}/inference/v1/models` catalog, Zen credits, and
 //! with them the `API est. $0.0000` label of a verified-free answer) come only from an
 //! `https://opencode.ai/inference/...` URL, which a loopback fixture cannot serve. Those are
-//! covered below the binary, in `yetibot-bot-core`'s `tests/it/zen.rs`. Everything else —
+//! covered below the binary, in `yetibot-ai-commands`' `tests/it/zen.rs`. Everything else —
 //! usage, listing, the free-price rule, model choice, limits, denials and what is sent — is
 //! covered here.
 
@@ -180,7 +180,7 @@ async fn the_first_verified_free_model_is_chosen_when_none_is_configured() {
     assert_eq!(reply["meta"]["model"], "free-1");
     assert_eq!(reply["meta"]["tool_calls"], 0);
     // A provider at this URL is not billed in Zen credits, so no label claims a price; the
-    // verified-free label is asserted with Zen's capabilities in bot-core's tests.
+    // verified-free label is asserted with Zen's capabilities in ai-commands' tests.
     assert_eq!(reply["meta"]["cost"], "cost n/a");
     assert_eq!(
         calls(&fixture),
