@@ -410,7 +410,8 @@ async fn answer(services: &AiServices, call: &Call<'_>, mut request: Request<'_>
         client: &services.client,
         provider: request.provider,
         model: request.model,
-        max_output_tokens: None,
+        // Every turn is capped, so runaway text ends at the provider's limit.
+        max_output_tokens: Some(request.provider.max_output_tokens()),
         tools_on: request.tools_on,
         catalog_empty: catalog.is_empty(),
         usage: UsageSum::default(),

@@ -55,7 +55,15 @@ pub struct ProviderConfig {
     /// The model's context window in tokens when the model listing does not report it
     /// (`:context-length`, 1,024 to 10,000,000).
     pub context_length: Option<i64>,
+    /// The most output tokens one turn of a prompt may use (`:max-output-tokens`, 1 to
+    /// 1,000,000, default [`DEFAULT_MAX_OUTPUT_TOKENS`]), sent in the provider's own field.
+    pub max_output_tokens: Option<i64>,
 }
+
+/// The output cap of a prompt's turns when `:max-output-tokens` is not configured.
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 4096;
+/// The largest `:max-output-tokens` accepted.
+pub const MAX_MAX_OUTPUT_TOKENS: u32 = 1_000_000;
 
 /// The smallest `:context-length` accepted.
 pub const MIN_CONTEXT_LENGTH: u64 = 1024;
@@ -129,6 +137,7 @@ pub struct Provider {
     gateway_id: Option<String>,
     thread_store: bool,
     context_length: Option<u64>,
+    max_output_tokens: u32,
     capabilities: Capabilities,
 }
 
@@ -202,6 +211,13 @@ impl Provider {
     #[must_use]
     pub fn thread_store(&self) -> bool {
         self.thread_store
+    }
+
+    /// The most output tokens one turn of a prompt may use (`:max-output-tokens`, else
+    /// [`DEFAULT_MAX_OUTPUT_TOKENS`]).
+    #[must_use]
+    pub fn max_output_tokens(&self) -> u32 {
+        self.max_output_tokens
     }
 
     /// The configured context window (`:context-length`), if any.
@@ -497,6 +513,19 @@ fn validate_provider(
             }
         },
     };
+    let max_output_tokens = match config.max_output_tokens {
+        None => Some(DEFAULT_MAX_OUTPUT_TOKENS),
+        Some(n) => match u32::try_from(n) {
+            Ok(n) if (1..=MAX_MAX_OUTPUT_TOKENS).contains(&n) => Some(n),
+            _ => {
+                fail(
+                    "max-output-tokens",
+                    "must be an integer from 1 to 1000000 tokens",
+                );
+                None
+            }
+        },
+    };
     let (base_url, credential, api, native_tools) = (base_url?, credential?, api?, native_tools?);
     let capabilities = capability::derive(&base_url, api, &credential, !native_tools.is_empty());
     Some(Provider {
@@ -512,6 +541,7 @@ fn validate_provider(
         gateway_id: gateway_id?,
         thread_store: config.thread_store.unwrap_or(false),
         context_length: context_length?,
+        max_output_tokens: max_output_tokens?,
         capabilities,
     })
 }

@@ -394,6 +394,9 @@ async fn an_answer_cut_off_at_its_output_limit_says_so_and_its_meta_says_why() {
     let bot = bot(services(providers, Hand::new().clock()), &[]);
     let whole = bot.run(&caller("U1"), "ai --no-tools hi").await;
     assert_eq!(shown(&whole), "A complete answer.");
+    // Every turn of a prompt is capped: the provider's default of 4,096 output tokens.
+    let sent: Value = serde_json::from_slice(&fixture.requests()[0].body).expect("JSON");
+    assert_eq!(sent["max_completion_tokens"], 4096);
     assert_eq!(whole.meta.as_ref().expect("meta").details["finish"], "stop");
     let cut = bot.run(&caller("U1"), "ai --no-tools hi").await;
     assert_eq!(

@@ -92,6 +92,7 @@ static PROVIDER: Shape = Shape::Section {
         field("gateway-id", &STR),
         field("thread-store", &BOOL),
         field("context-length", &INT),
+        field("max-output-tokens", &INT),
     ],
 };
 

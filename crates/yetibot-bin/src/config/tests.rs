@@ -847,6 +847,37 @@ fn provider_api_and_responses_only_options() {
             )],
         );
     }
+    let capped = ok(&provider(":max-output-tokens 256"), &[]);
+    assert_eq!(
+        capped.providers.get("p").map(|p| p.max_output_tokens()),
+        Some(256)
+    );
+    let default = ok(&provider(""), &[]);
+    assert_eq!(
+        default.providers.get("p").map(|p| p.max_output_tokens()),
+        Some(4096)
+    );
+    let from_env = ok(
+        &provider(""),
+        &[("YETIBOT_AI_PROVIDERS_0_MAX_OUTPUT_TOKENS", "512")],
+    );
+    assert_eq!(
+        from_env.providers.get("p").map(|p| p.max_output_tokens()),
+        Some(512)
+    );
+    for bad in [
+        ":max-output-tokens 0",
+        ":max-output-tokens 1000001",
+        ":max-output-tokens -1",
+    ] {
+        err(
+            &provider(bad),
+            &[],
+            &[&format!(
+                "{at}.max-output-tokens: must be an integer from 1 to 1000000 tokens"
+            )],
+        );
+    }
     err(
         &provider(r#":thread-store "yes""#),
         &[],
