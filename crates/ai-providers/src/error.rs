@@ -1,7 +1,9 @@
 //! The error type of the yetibot-ai-providers crate, with a closed set of categories.
 //!
 //! No message ever contains a key, a key-file path or its content, a request header or a
-//! provider's response body: the fields are provider names, statuses and static reasons.
+//! provider's response body: the fields are provider names, statuses and static reasons,
+//! and at most a provider's own short account of an error (its error code, or the message
+//! of its JSON error body), bounded, cleaned of control characters and redacted.
 
 /// Everything that can go wrong in this crate.
 #[derive(Debug, thiserror::Error)]
@@ -68,14 +70,20 @@ pub enum Error {
         provider: String,
     },
     /// Any other non-success status.
-    #[error("provider {provider} answered HTTP {status} ({reason})")]
+    #[error("provider {provider} answered HTTP {status} ({reason}){}", detail_hint(detail.as_deref()))]
     HttpStatus {
         /// The provider's name.
         provider: String,
         /// The status code.
         status: u16,
-        /// The status's standard reason phrase (not the provider's text).
+        /// The status's standard reason phrase.
         reason: &'static str,
+        /// What the provider said was wrong, when its error body says so in JSON
+        /// (`error.message`, else `error.code`, else a top-level `message` or `detail`): at
+        /// most [`MAX_ERROR_DETAIL_CHARS`](crate::limits::MAX_ERROR_DETAIL_CHARS)
+        /// characters, control characters removed, every known credential redacted. Never
+        /// the body itself.
+        detail: Option<String>,
     },
     /// The reply could not be understood, or the stream ended before completing.
     #[error("provider {provider} sent a malformed response: {reason}")]
@@ -276,4 +284,9 @@ pub(crate) fn plain_code(code: Option<&str>) -> Option<String> {
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
     })
     .map(str::to_owned)
+}
+
+/// `: DETAIL` for a provider's own account of an error, nothing otherwise.
+fn detail_hint(detail: Option<&str>) -> String {
+    detail.map(|d| format!(": {d}")).unwrap_or_default()
 }

@@ -12,4 +12,4 @@ pub use crate::models::{
     MAX_RECORD_DEPTH, MAX_RECORD_ENTRIES, MAX_RECORD_STRING_CHARS, MAX_TASK_NAME_CHARS,
 };
 pub use crate::pricing::{MAX_PRICE_FIELDS, MAX_UNKNOWN_NAME_BYTES, MAX_UNKNOWN_NAMES};
-pub use crate::transport::MAX_RETRY_AFTER_SECS;
+pub use crate::transport::{MAX_ERROR_DETAIL_CHARS, MAX_RETRY_AFTER_SECS};

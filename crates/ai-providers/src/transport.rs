@@ -218,8 +218,48 @@ impl Client {
                 Ok(Err(e)) => return Err(classify(peer, &e)),
                 Ok(Ok(response)) => response,
             };
-        check_status(peer, &response)?;
+        if let Err(error) = check_status(peer, &response) {
+            return Err(self.with_detail(error, response, bearer).await);
+        }
         Ok(response)
+    }
+
+    /// A status error with what the provider's JSON error body says went wrong, read
+    /// within a small bound and the read deadline; the error as it was when the body says
+    /// nothing usable.
+    async fn with_detail(
+        &self,
+        error: Error,
+        response: Response<Incoming>,
+        bearer: Option<&Secret>,
+    ) -> Error {
+        let Error::HttpStatus {
+            provider,
+            status,
+            reason,
+            detail: None,
+        } = error
+        else {
+            return error;
+        };
+        let body = self
+            .read_bounded(
+                Peer::named(provider.as_str()),
+                response.into_body(),
+                MAX_ERROR_BODY_BYTES,
+                "error body",
+            )
+            .await
+            .ok();
+        let secrets = self.secrets.with_extra(bearer).ok();
+        let detail =
+            body.and_then(|body| error_detail(&body, secrets.as_ref().unwrap_or(&self.secrets)));
+        Error::HttpStatus {
+            provider,
+            status,
+            reason,
+            detail,
+        }
     }
 
     /// Reads a whole body of at most `limit` bytes, each piece within the read deadline.
@@ -291,6 +331,9 @@ pub(crate) fn is_event_stream(response: &Response<Incoming>) -> bool {
 /// dropped rather than trusted.
 pub const MAX_RETRY_AFTER_SECS: u64 = 86_400;
 
+/// The most characters of a provider's own error text an error shows.
+pub const MAX_ERROR_DETAIL_CHARS: usize = 300;
+
 fn check_status(peer: Peer<'_>, response: &Response<Incoming>) -> Result<()> {
     let status = response.status();
     let name = peer.name.to_owned();
@@ -316,8 +359,56 @@ fn check_status(peer: Peer<'_>, response: &Response<Incoming>) -> Result<()> {
             provider: name,
             status: s.as_u16(),
             reason: s.canonical_reason().unwrap_or("unexpected status"),
+            detail: None,
         },
     })
+}
+
+/// The most of an error body read for its detail.
+const MAX_ERROR_BODY_BYTES: usize = 16 * 1024;
+
+/// What a JSON error body says went wrong (`error.message`, else `error.code`, else a
+/// top-level `message` or `detail`), as one line: control characters and runs of
+/// whitespace become single spaces, every credential in `secrets` is redacted, and the text
+/// is cut to [`MAX_ERROR_DETAIL_CHARS`] characters. `None` for anything else.
+pub(crate) fn error_detail(body: &[u8], secrets: &Secrets) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_slice(body).ok()?;
+    fn text(v: Option<&serde_json::Value>) -> Option<&str> {
+        v.and_then(serde_json::Value::as_str)
+    }
+    let error = value.get("error");
+    let said = text(error.and_then(|e| e.get("message")))
+        .or_else(|| text(error.and_then(|e| e.get("code"))))
+        .or_else(|| text(error))
+        .or_else(|| text(value.get("message")))
+        .or_else(|| text(value.get("detail")))?;
+    // Redacted whole first, so that a secret is never cut into a piece that escapes it.
+    let redacted = secrets.redact_text(said);
+    let mut line = String::new();
+    let mut space = false;
+    for c in redacted.chars() {
+        if c.is_whitespace() || c.is_control() {
+            space = !line.is_empty();
+            continue;
+        }
+        if space {
+            line.push(' ');
+            space = false;
+        }
+        line.push(c);
+    }
+    if line.is_empty() {
+        return None;
+    }
+    let cut = line
+        .char_indices()
+        .nth(MAX_ERROR_DETAIL_CHARS)
+        .map(|(at, _)| at);
+    if let Some(at) = cut {
+        line.truncate(at);
+        line.push('…');
+    }
+    Some(line)
 }
 
 fn classify(peer: Peer<'_>, error: &hyper_util::client::legacy::Error) -> Error {

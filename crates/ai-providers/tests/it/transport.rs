@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use provider_fixture::{End, Fixture, Reply};
+use serde_json::json;
 use yetibot_ai_providers::{Category, Client, ClientOptions, TurnRequest};
 
 use crate::support::{BODY_MARKER, assert_safe, client, client_with_read_timeout, keyed};
@@ -38,7 +39,7 @@ async fn failures_are_never_retried() {
     let fixture = Fixture::start().await.expect("fixture");
     fixture.route(
         "/v1/chat/completions",
-        Reply::status_json(500, format!("{{\"error\":\"{BODY_MARKER}\"}}")),
+        Reply::status_json(500, format!("{{\"trace\":\"{BODY_MARKER}\"}}")),
     );
     let p = keyed("p", &fixture.url("/v1"));
     let error = client()
@@ -233,5 +234,75 @@ async fn public_documents_are_read_bounded_without_credentials() {
             .requests()
             .iter()
             .all(|r| r.method == "GET" && !r.headers.contains_key("authorization"))
+    );
+}
+
+#[tokio::test]
+async fn a_status_error_shows_what_the_provider_said_bounded_clean_and_redacted() {
+    let check = |body: String, expected: &'static str| async move {
+        let fixture = Fixture::start().await.expect("fixture");
+        fixture.route("/v1/chat/completions", Reply::status_json(400, body));
+        let error = client()
+            .turn(
+                &keyed("p", &fixture.url("/v1")),
+                &TurnRequest::prompt("hi"),
+                &mut |_| {},
+            )
+            .await
+            .expect_err("400");
+        assert_eq!(error.category(), Category::HttpStatus);
+        assert_eq!(error.to_string(), expected);
+        assert!(!error.to_string().contains(crate::support::KEY), "{error}");
+        assert_eq!(fixture.count("/v1/chat/completions"), 1, "never resent");
+    };
+    // LiteLLM's shape: the reason, not just the status.
+    check(
+        json!({"error": {"message": "Invalid model name passed in model=gpt-x", "code": "400"}})
+            .to_string(),
+        "provider p answered HTTP 400 (Bad Request): Invalid model name passed in model=gpt-x",
+    )
+    .await;
+    // A credential the provider echoes is redacted, control characters and line breaks go.
+    check(
+        json!({"error": {"message": format!("bad key {}\n\u{1b}[31mretry\u{7}", crate::support::KEY)}})
+            .to_string(),
+        "provider p answered HTTP 400 (Bad Request): bad key [redacted] [31mretry",
+    )
+    .await;
+    // Only a code: the code.
+    check(
+        json!({"error": {"code": "model_not_found"}}).to_string(),
+        "provider p answered HTTP 400 (Bad Request): model_not_found",
+    )
+    .await;
+    // Text that is not JSON, or JSON without a message, is never shown.
+    check(
+        format!("<html>{}</html>", crate::support::BODY_MARKER),
+        "provider p answered HTTP 400 (Bad Request)",
+    )
+    .await;
+    // A long account is cut to 300 characters.
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::status_json(400, json!({"message": "é".repeat(5000)}).to_string()),
+    );
+    let error = client()
+        .turn(
+            &keyed("p", &fixture.url("/v1")),
+            &TurnRequest::prompt("hi"),
+            &mut |_| {},
+        )
+        .await
+        .expect_err("400");
+    let detail = error
+        .to_string()
+        .split_once("): ")
+        .map(|(_, d)| d.to_owned())
+        .expect("a detail");
+    assert_eq!(
+        detail.chars().count(),
+        301,
+        "300 characters and the ellipsis"
     );
 }
