@@ -451,16 +451,66 @@ async fn list_models(
             }
             if let Some(model) = provider.model() {
                 let listed = list.ids().any(|id| id == model);
-                let _ = write!(
-                    detail,
-                    "; the configured model {} {}",
-                    clean(model, secrets),
-                    if listed { "is listed" } else { "is not listed" }
-                );
+                let model = clean(model, secrets);
+                if listed {
+                    let _ = write!(detail, "; the configured model {model} is listed");
+                } else if list.truncated {
+                    // An incomplete listing cannot show that a model is missing.
+                    let _ = write!(detail, "; the configured model {model} is not among them");
+                } else {
+                    // A complete listing without the configured model: every prompt that
+                    // relies on it would fail.
+                    let near: Vec<String> =
+                        closest(provider.model().unwrap_or_default(), list.ids())
+                            .into_iter()
+                            .map(|id| clean(id, secrets))
+                            .collect();
+                    let _ = write!(detail, "; the configured model {model} is not listed");
+                    if !near.is_empty() {
+                        let _ = write!(detail, " (closest: {})", near.join(", "));
+                    }
+                    return (Outcome::failed(detail), Some(list));
+                }
             }
             (Outcome::ok(detail), Some(list))
         }
     }
+}
+
+/// How many characters of a model ID are compared when looking for the closest ones: enough
+/// to tell model names apart, and a bound that keeps the search linear in the listing.
+const COMPARED_ID_CHARS: usize = 64;
+
+/// The listed IDs closest to `model` by edit distance over their first
+/// [`COMPARED_ID_CHARS`] characters, at most three, nearest first (ties in listing order).
+fn closest<'l>(model: &str, ids: impl Iterator<Item = &'l str>) -> Vec<&'l str> {
+    let wanted: Vec<char> = model.chars().take(COMPARED_ID_CHARS).collect();
+    let mut ranked: Vec<(usize, usize, &str)> = ids
+        .enumerate()
+        .map(|(order, id)| {
+            let id_chars: Vec<char> = id.chars().take(COMPARED_ID_CHARS).collect();
+            (edit_distance(&wanted, &id_chars), order, id)
+        })
+        .collect();
+    ranked.sort_unstable();
+    ranked.into_iter().take(3).map(|(_, _, id)| id).collect()
+}
+
+/// The Levenshtein distance between two character sequences.
+fn edit_distance(a: &[char], b: &[char]) -> usize {
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    let mut current = vec![0; b.len() + 1];
+    for (i, ca) in a.iter().enumerate() {
+        current[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != cb);
+            current[j + 1] = (previous[j] + cost)
+                .min(previous[j + 1] + 1)
+                .min(current[j] + 1);
+        }
+        std::mem::swap(&mut previous, &mut current);
+    }
+    previous[b.len()]
 }
 
 /// The context-window check: the listing's figure, else Ollama's API for a provider on
@@ -703,6 +753,25 @@ mod tests {
     use std::path::Path;
 
     use super::*;
+
+    #[test]
+    fn the_closest_listed_ids_come_first_and_are_at_most_three() {
+        let ids = [
+            "llama3.2",
+            "gemma-3-270m",
+            "gemma-3-1b",
+            "qwen3",
+            "gemma3-270m-it",
+        ];
+        assert_eq!(
+            closest("gemma-3-270m-it", ids.iter().copied()),
+            ["gemma3-270m-it", "gemma-3-270m", "gemma-3-1b"]
+        );
+        assert!(closest("x", std::iter::empty()).is_empty());
+        // Only the first 64 characters count, so a huge ID costs no more than a short one.
+        let long = "a".repeat(100_000);
+        assert_eq!(closest(&long, [long.as_str()].into_iter()), [long.as_str()]);
+    }
 
     fn config(edn: &str) -> Config {
         crate::config::load(Some((Path::new("doctor.edn"), edn)), &[]).expect("valid")

@@ -266,9 +266,13 @@ async fn every_check_passes_against_a_working_provider_and_mcp_servers() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_failing_provider_fails_without_showing_its_body_or_key() {
+async fn a_failing_provider_fails_with_its_own_reason_but_never_its_body_or_key() {
     let fixture = Fixture::start().await.expect("fixture");
-    let failure = format!(r#"{{"error":{{"message":"{CANARY_BODY} for {CANARY_KEY}"}}}}"#);
+    // The provider's account of the error is shown (its key redacted); the rest of its
+    // body never is.
+    let failure = format!(
+        r#"{{"error":{{"message":"overloaded for {CANARY_KEY}","trace":"{CANARY_BODY}"}}}}"#
+    );
     fixture.route("/v1/models", Reply::status_json(500, failure.clone()));
     fixture.route("/v1/chat/completions", Reply::status_json(500, failure));
     let out = doctor(local_provider(&fixture, ""), &[]).await;
@@ -279,7 +283,7 @@ async fn a_failing_provider_fails_without_showing_its_body_or_key() {
         (models.result.as_str(), models.detail.as_str()),
         (
             "FAILED",
-            "http-status: provider local answered HTTP 500 (Internal Server Error)"
+            "http-status: provider local answered HTTP 500 (Internal Server Error): overloaded for [redacted]"
         )
     );
     let context = find(&rows, "context window", "local");
@@ -444,4 +448,25 @@ async fn an_invalid_configuration_exits_2_with_the_check_config_report() {
         "the same report as check-config"
     );
     assert!(!printed(&out).contains(CANARY_KEY));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_configured_model_a_complete_listing_lacks_fails_with_the_closest_ids() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/v1/models",
+        Reply::json(r#"{"data":[{"id":"m10"},{"id":"llama3.2"},{"id":"m2"}]}"#),
+    );
+    let out = doctor(local_provider(&fixture, ""), &["--no-probe"]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", printed(&out));
+    let rows = table(&stdout(&out));
+    let models = find(&rows, "models", "local");
+    assert_eq!(
+        (models.result.as_str(), models.detail.as_str()),
+        (
+            "FAILED",
+            "3 models; the configured model m1 is not listed (closest: m10, m2, llama3.2)"
+        )
+    );
+    assert_eq!(received(&fixture), [pair("GET", "/v1/models")]);
 }
