@@ -8,7 +8,7 @@ use serde::Deserialize;
 use yetibot_redaction::Secret;
 use yetibot_tool_policy::ToolsetKind;
 
-use crate::error::ConfigError as Error;
+use yetibot_command::ConfigError as Error;
 
 /// Default for `:min-probability`.
 pub const DEFAULT_MIN_PROBABILITY: f64 = 0.95;

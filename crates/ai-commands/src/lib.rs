@@ -6,7 +6,6 @@ mod command;
 mod config;
 pub mod cost;
 mod delegate;
-mod error;
 pub mod flags;
 mod free;
 mod listing;
@@ -30,7 +29,6 @@ pub use config::{
     ImgflipConfig, IntentRouter, IntentRouterConfig, ReleaseFeed, ReleaseInfoConfig, XaiConfig,
     release_feed,
 };
-pub use error::ConfigError;
 pub use meta::{AnswerMeta, TokenCounts};
 pub use natives::{
     HelpToolError, HistoryToolError, ReleaseNote, ReleaseToolError, help_tool, history_count_tool,

@@ -1,8 +1,9 @@
 //! The errors of the command language: a configuration value it owns that is invalid, and
 //! a run that stopped.
 
-/// A configuration value of the command layer is invalid. `path` is relative to the
-/// configuration section (`prefix` under `:command`); `reason` never contains the value.
+/// A configuration value of the command layer is invalid (the language's own, or one of a
+/// crate that registers commands). `path` is relative to the configuration section
+/// (`prefix` under `:command`); `reason` never contains the value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{path}: {reason}")]
 pub struct ConfigError {
@@ -13,7 +14,9 @@ pub struct ConfigError {
 }
 
 impl ConfigError {
-    pub(crate) fn new(path: impl Into<String>, reason: impl Into<String>) -> Self {
+    /// The problem `reason` at `path`.
+    #[must_use]
+    pub fn new(path: impl Into<String>, reason: impl Into<String>) -> Self {
         Self {
             path: path.into(),
             reason: reason.into(),

@@ -364,7 +364,6 @@ config_problem!(
     yetibot_mcp_host::Error,
     yetibot_tool_policy::Error,
     yetibot_command::ConfigError,
-    yetibot_ai_commands::ConfigError,
     yetibot_history_store::Error
 );
 
