@@ -36,4 +36,4 @@ pub use natives::{
 };
 pub use pinned::{GROK_PROVIDER, XAI_BASE_URL, XAI_DEFAULT_MODEL, xai_provider};
 pub use request::{CATEGORY, RUNNER_INSTRUCTIONS};
-pub use services::{AiServices, Clock};
+pub use services::{AiServices, Clock, Discover};

@@ -212,6 +212,15 @@ async fn route(
             ))),
         };
     }
+    // `--model` alone, with catalogs that cannot settle its owner yet: read them now when
+    // this program reads them on demand.
+    if let (Some(model), None, None) = (
+        options.model.as_deref(),
+        options.provider.as_deref(),
+        pinned,
+    ) {
+        services.settle_owner(model).await;
+    }
     let routed = yetibot_ai_providers::route(
         &services.providers,
         &services.defaults,
@@ -236,6 +245,18 @@ async fn route(
         Err(yetibot_ai_providers::RouteError::UnknownProvider(_)) if pinned.is_some() => Err(
             Outcome::error(pinned.map_or_else(String::new, |p| p.missing.to_owned())),
         ),
+        // Say which provider's catalog stands in the way, when one does.
+        Err(error @ yetibot_ai_providers::RouteError::Uncertain { .. }) => {
+            let unsettled = services.unsettled_providers();
+            Err(Outcome::error(if unsettled.is_empty() {
+                error.to_string()
+            } else {
+                format!(
+                    "{error} (the model catalog of {} could not be read completely)",
+                    unsettled.join(", ")
+                )
+            }))
+        }
         Err(error) => Err(Outcome::error(error.to_string())),
     }
 }

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use futures_util::future::BoxFuture;
 use tokio::time::Instant;
 use yetibot_ai_providers::{Client, Provider, ProviderSet, RuntimeDefaults};
 use yetibot_discovery_cache::{DiscoveryCache, Ownership, Uncertainty};
@@ -13,6 +14,10 @@ use yetibot_tool_policy::ToolPolicy;
 /// The monotonic clock the AI commands measure durations and catalog freshness with.
 pub type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
 
+/// Reads every due model catalog into the discovery cache and returns when all have
+/// answered (one round of a [`yetibot_discovery_cache::Refresher`]).
+pub type Discover = Arc<dyn Fn() -> BoxFuture<'static, ()> + Send + Sync>;
+
 /// Everything the AI commands share. Cheap to share behind an [`Arc`]; the runtime default
 /// inside is the one every caller sees.
 pub struct AiServices {
@@ -20,6 +25,10 @@ pub struct AiServices {
     pub(crate) providers: ProviderSet,
     pub(crate) defaults: RuntimeDefaults,
     pub(crate) discovery: Option<DiscoveryCache>,
+    /// Reads the model catalogs into the discovery cache now, for a program that keeps no
+    /// refresher running (a one-shot command): asked when `--model` alone must be routed
+    /// and the cache cannot settle it.
+    pub(crate) discover: Option<Discover>,
     pub(crate) host: Host,
     pub(crate) policy: ToolPolicy,
     pub(crate) clock: Clock,
@@ -62,6 +71,7 @@ impl AiServices {
             providers,
             defaults: RuntimeDefaults::default(),
             discovery: None,
+            discover: None,
             host,
             policy,
             clock,
@@ -116,6 +126,42 @@ impl AiServices {
     pub fn with_discovery(mut self, cache: DiscoveryCache) -> Self {
         self.discovery = Some(cache);
         self
+    }
+
+    /// Routes `--model` by catalogs read on demand: `cache` is consulted first, and when it
+    /// cannot settle a model's owner (nothing read yet, out of date, a listing failed),
+    /// `discover` reads the catalogs once and the cache is asked again. For programs that
+    /// run one command and keep no background refresher.
+    #[must_use]
+    pub fn with_discovery_on_demand(mut self, cache: DiscoveryCache, discover: Discover) -> Self {
+        self.discovery = Some(cache);
+        self.discover = Some(discover);
+        self
+    }
+
+    /// Reads the catalogs now when `model`'s owner is uncertain and a reader is set;
+    /// nothing otherwise.
+    pub(crate) async fn settle_owner(&self, model: &str) {
+        if let (Some(discover), Ownership::Uncertain(_)) = (&self.discover, self.owner_of(model)) {
+            discover().await;
+        }
+    }
+
+    /// The providers whose last catalog read failed or was incomplete, by name, for an
+    /// error that says which one to fix.
+    pub(crate) fn unsettled_providers(&self) -> Vec<String> {
+        use yetibot_discovery_cache::Status;
+        self.discovery
+            .as_ref()
+            .map(|cache| {
+                cache
+                    .snapshot()
+                    .into_iter()
+                    .filter(|s| matches!(s.status, Status::Failed | Status::OverLimit))
+                    .map(|s| s.name)
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// The configured providers.

@@ -54,6 +54,26 @@ impl<L: Lister + Sync> Refresher<L> {
         Self { cache, lister }
     }
 
+    /// Lists every provider that is due now, concurrently, records what each listing
+    /// observed and returns once all have answered: one round of [`Refresher::run`], for a
+    /// program that reads the catalogs on demand (a one-shot command) instead of keeping
+    /// them fresh in the background.
+    pub async fn refresh_due(&self) {
+        let (generation, due) = self.cache.take_due(Instant::now());
+        let mut running: FuturesUnordered<_> = due
+            .into_iter()
+            .map(|provider| async move {
+                let result = self.lister.list(&provider).await;
+                (provider, result)
+            })
+            .collect();
+        while let Some((provider, result)) = running.next().await {
+            let now = Instant::now();
+            self.cache.record(generation, &provider, result, now);
+            self.cache.schedule(generation, &provider, next_delay, now);
+        }
+    }
+
     /// Runs until `stop` completes. The first refresh of every provider starts at once.
     pub async fn run(&self, stop: impl Future<Output = ()>) {
         let mut tick = tokio::time::interval(REFRESH_EVERY);

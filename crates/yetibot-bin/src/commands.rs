@@ -76,6 +76,43 @@ pub fn ai_services(
     })
 }
 
+/// Model discovery on demand, for a one-shot command (`yetibot run`): a cache of the
+/// configured providers' catalogs and the reader that fills it when `--model` alone must be
+/// routed, under the same rules as background discovery (every catalog complete and fresh).
+/// `None` with one provider or none, where `--model` needs no catalog.
+///
+/// # Errors
+///
+/// [`WireError::Client`] when the HTTP client cannot be built.
+pub fn on_demand_discovery(
+    config: &Config,
+) -> Result<Option<(DiscoveryCache, yetibot_ai_commands::Discover)>, WireError> {
+    if config.providers.providers().len() < 2 {
+        return Ok(None);
+    }
+    let cache = DiscoveryCache::new(yetibot_discovery_cache::Bounds::default());
+    if cache
+        .configure(&crate::discovery::listings(&config.providers))
+        .is_err()
+    {
+        // More providers than the bounds allow: routing says so itself.
+        return Ok(None);
+    }
+    let lister = crate::discovery::ProviderLister::new(
+        provider_client(config, ClientOptions::default())?,
+        config.providers.clone(),
+    );
+    let refresher = Arc::new(yetibot_discovery_cache::Refresher::new(
+        cache.clone(),
+        lister,
+    ));
+    let discover: yetibot_ai_commands::Discover = Arc::new(move || {
+        let refresher = Arc::clone(&refresher);
+        Box::pin(async move { refresher.refresh_due().await })
+    });
+    Ok(Some((cache, discover)))
+}
+
 /// The provider client with these options, redacting every configured credential from what
 /// it passes on. Every entry point that talks to providers builds it here, so that none
 /// forgets the redaction set.

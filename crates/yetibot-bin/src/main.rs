@@ -114,9 +114,15 @@ fn run_once(expression: &str, json: bool, format: logging::Format) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    // No background discovery in a one-shot run: with several providers, `--model` alone
-    // asks for `--provider` (the catalogs have not been read).
-    let ai = match yetibot_bin::commands::ai_services(&config, None) {
+    // No background discovery in a one-shot run: with several providers, the catalogs are
+    // read when `--model` alone needs them.
+    let services = yetibot_bin::commands::ai_services(&config, None).and_then(|ai| {
+        Ok(match yetibot_bin::commands::on_demand_discovery(&config)? {
+            Some((cache, discover)) => ai.with_discovery_on_demand(cache, discover),
+            None => ai,
+        })
+    });
+    let ai = match services {
         Ok(ai) => ai,
         Err(error) => {
             let message = error.to_string();

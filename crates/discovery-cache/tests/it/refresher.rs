@@ -279,3 +279,30 @@ async fn an_incomplete_listing_settles_nothing_until_a_whole_one_lands() {
     stop.send(()).unwrap();
     handle.await.unwrap();
 }
+
+#[tokio::test(start_paused = true)]
+async fn one_round_on_demand_reads_every_due_catalog_and_then_nothing_more() {
+    let cache = DiscoveryCache::new(Bounds::default());
+    cache.configure(&[listing("a"), listing("b")]).unwrap();
+    let script = Script::default();
+    script.fail.lock().expect("test lock").push("b".into());
+    let refresher = Refresher::new(cache.clone(), script.clone());
+    refresher.refresh_due().await;
+    assert_eq!((script.calls("a").len(), script.calls("b").len()), (1, 1));
+    // One provider failed, so nothing is unique yet; it is said, not guessed.
+    assert_eq!(
+        cache.owner_of("a-model", Instant::now()),
+        Ownership::Uncertain(Uncertainty::Failed)
+    );
+    // Nothing is due again at once: a second round lists nobody.
+    refresher.refresh_due().await;
+    assert_eq!((script.calls("a").len(), script.calls("b").len()), (1, 1));
+    // Once b answers, a's model has one owner.
+    script.fail.lock().expect("test lock").clear();
+    tokio::time::advance(next_delay(1)).await;
+    refresher.refresh_due().await;
+    assert_eq!(
+        cache.owner_of("a-model", Instant::now()),
+        Ownership::Unique("a".into())
+    );
+}

@@ -393,13 +393,65 @@ async fn listings_label_every_provider_and_one_failure_hides_no_other() {
     let out = run_ai(edn.clone(), vec!["ai models a | random | data show".into()]).await;
     assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
     assert!(stdout(&out).contains("\"provider\""), "{}", stdout(&out));
-    // Two providers and no catalog read yet: --model alone cannot be routed.
+    // Two providers: --model alone reads both catalogs on demand, and b's cannot be read,
+    // so the model is not routed and the refusal names the provider in the way.
     let out = run_ai(edn, vec!["ai --model qwen3 hi".into()]).await;
     assert_eq!(out.status.code(), Some(1));
-    assert!(stdout(&out).contains("--provider"), "{}", stdout(&out));
+    let text = stdout(&out);
+    assert!(text.contains("--provider"), "{text}");
+    assert!(
+        text.contains("the model catalog of b could not be read completely"),
+        "{text}"
+    );
     assert!(
         fixture.requests().iter().all(|r| r.method == "GET"),
         "no prompt was sent"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_reads_the_catalogs_on_demand_to_route_a_model_alone() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/a/v1/models",
+        Reply::json(r#"{"data":[{"id":"llama3.2"},{"id":"qwen3"}]}"#),
+    );
+    fixture.route("/b/v1/models", Reply::json(r#"{"data":[{"id":"gemma3"}]}"#));
+    fixture.route(
+        "/a/v1/chat/completions",
+        Reply::json(script::chat_completion("From a.")),
+    );
+    let edn = format!(
+        r#"{{:yetibot {{:ai {{:default-provider "b" :providers [{{:name "a" :url "{}" :model "llama3.2"}} {{:name "b" :url "{}" :model "gemma3"}}]}}}}}}"#,
+        fixture.url("/a/v1"),
+        fixture.url("/b/v1")
+    );
+    let out = run_ai(edn.clone(), vec!["ai --model qwen3 --no-tools hi".into()]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+    assert_eq!(stdout(&out), "From a.\n");
+    let sent = fixture
+        .requests()
+        .into_iter()
+        .find(|r| r.method == "POST")
+        .expect("the prompt");
+    assert_eq!(sent.path, "/a/v1/chat/completions");
+    assert_eq!(body(&sent)["model"], "qwen3");
+    // A model no catalog lists is refused as such, after the same read.
+    let out = run_ai(edn, vec!["ai --model nowhere --no-tools hi".into()]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("no provider lists model nowhere"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(
+        fixture
+            .requests()
+            .iter()
+            .filter(|r| r.path.ends_with("/models"))
+            .count(),
+        4,
+        "each run read each catalog once, and only for --model"
     );
 }
 
