@@ -62,7 +62,7 @@ impl ModelTurn for ProviderTurn<'_> {
             tools: tools.to_vec(),
             tools_enabled: self.tools_on && (!tools.is_empty() || self.catalog_empty),
             max_output_tokens: self.max_output_tokens,
-            stream: false,
+            stream: self.provider.streams(),
         };
         let mut ignore = |_: TurnEvent| {};
         let turn = self

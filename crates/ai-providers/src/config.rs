@@ -58,6 +58,10 @@ pub struct ProviderConfig {
     /// The most output tokens one turn of a prompt may use (`:max-output-tokens`, 1 to
     /// 1,000,000, default [`DEFAULT_MAX_OUTPUT_TOKENS`]), sent in the provider's own field.
     pub max_output_tokens: Option<i64>,
+    /// Whether Chat Completions turns are streamed (`:stream`, default true). `false` is for
+    /// the rare server that refuses streamed requests; such a turn's whole generation must
+    /// then arrive within one read deadline.
+    pub stream: Option<bool>,
 }
 
 /// The output cap of a prompt's turns when `:max-output-tokens` is not configured.
@@ -138,6 +142,7 @@ pub struct Provider {
     thread_store: bool,
     context_length: Option<u64>,
     max_output_tokens: u32,
+    stream: bool,
     capabilities: Capabilities,
 }
 
@@ -218,6 +223,14 @@ impl Provider {
     #[must_use]
     pub fn max_output_tokens(&self) -> u32 {
         self.max_output_tokens
+    }
+
+    /// Whether Chat Completions turns are streamed (`:stream`, default true): a streamed
+    /// turn may generate for as long as it keeps sending, each gap bounded by the read
+    /// deadline and the whole turn by the client's ceiling.
+    #[must_use]
+    pub fn streams(&self) -> bool {
+        self.stream
     }
 
     /// The configured context window (`:context-length`), if any.
@@ -542,6 +555,7 @@ fn validate_provider(
         thread_store: config.thread_store.unwrap_or(false),
         context_length: context_length?,
         max_output_tokens: max_output_tokens?,
+        stream: config.stream.unwrap_or(true),
         capabilities,
     })
 }

@@ -394,9 +394,12 @@ async fn an_answer_cut_off_at_its_output_limit_says_so_and_its_meta_says_why() {
     let bot = bot(services(providers, Hand::new().clock()), &[]);
     let whole = bot.run(&caller("U1"), "ai --no-tools hi").await;
     assert_eq!(shown(&whole), "A complete answer.");
-    // Every turn of a prompt is capped: the provider's default of 4,096 output tokens.
+    // Every turn of a prompt is capped (the provider's default of 4,096 output tokens) and
+    // streamed, with the usage asked for at the end of the stream.
     let sent: Value = serde_json::from_slice(&fixture.requests()[0].body).expect("JSON");
     assert_eq!(sent["max_completion_tokens"], 4096);
+    assert_eq!(sent["stream"], true);
+    assert_eq!(sent["stream_options"]["include_usage"], true);
     assert_eq!(whole.meta.as_ref().expect("meta").details["finish"], "stop");
     let cut = bot.run(&caller("U1"), "ai --no-tools hi").await;
     assert_eq!(
@@ -441,6 +444,52 @@ async fn a_failed_tool_loop_is_framed_like_every_command_error_and_keeps_its_tra
     // The trace of the call that was made is the reply's data.
     let data = reply.data.expect("the failure trace").to_json();
     assert!(data.contains("yetibot/help"), "{data}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_answer_is_assembled_and_a_provider_that_cannot_stream_is_not_asked_to() {
+    let chunk = |delta: Value, finish: Option<&str>| {
+        json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}).to_string()
+    };
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/a/v1/chat/completions",
+        Reply::sse_events([
+            chunk(json!({"role": "assistant", "content": "Streamed "}), None),
+            chunk(json!({"content": "answer."}), None),
+            chunk(json!({}), Some("stop")),
+            json!({"choices": [], "usage": {"prompt_tokens": 7, "completion_tokens": 3}})
+                .to_string(),
+            "[DONE]".to_owned(),
+        ]),
+    );
+    fixture.route(
+        "/b/v1/chat/completions",
+        Reply::json(script::chat_completion("Whole answer.")),
+    );
+    let no_stream = ProviderConfig {
+        stream: Some(false),
+        ..provider("b", fixture.url("/b/v1"), Some("m"))
+    };
+    let providers = ProviderSet::from_config(
+        None,
+        &[provider("a", fixture.url("/a/v1"), Some("m")), no_stream],
+    )
+    .expect("providers");
+    let bot = bot(services(providers, Hand::new().clock()), &[]);
+    let streamed = bot
+        .run(&caller("U1"), "ai --provider a --no-tools hi")
+        .await;
+    assert_eq!(shown(&streamed), "Streamed answer.");
+    let meta = streamed.meta.as_ref().expect("meta");
+    assert_eq!(meta.details["usage"]["input_tokens"], 7);
+    assert_eq!(meta.details["finish"], "stop");
+    let whole = bot
+        .run(&caller("U1"), "ai --provider b --no-tools hi")
+        .await;
+    assert_eq!(shown(&whole), "Whole answer.");
+    let sent: Value = serde_json::from_slice(&fixture.requests()[1].body).expect("JSON");
+    assert!(sent.get("stream").is_none(), "{sent}");
 }
 
 /// A thread whose history is fixed, or fails; it counts how often it is read.

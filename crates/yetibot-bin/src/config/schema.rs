@@ -93,6 +93,7 @@ static PROVIDER: Shape = Shape::Section {
         field("thread-store", &BOOL),
         field("context-length", &INT),
         field("max-output-tokens", &INT),
+        field("stream", &BOOL),
     ],
 };
 

@@ -847,6 +847,21 @@ fn provider_api_and_responses_only_options() {
             )],
         );
     }
+    assert_eq!(
+        ok(&provider(":stream false"), &[])
+            .providers
+            .get("p")
+            .map(|p| p.streams()),
+        Some(false)
+    );
+    assert_eq!(
+        ok(&provider(""), &[])
+            .providers
+            .get("p")
+            .map(|p| p.streams()),
+        Some(true),
+        "turns are streamed unless the server cannot take it"
+    );
     let capped = ok(&provider(":max-output-tokens 256"), &[]);
     assert_eq!(
         capped.providers.get("p").map(|p| p.max_output_tokens()),
