@@ -321,7 +321,9 @@ impl Client {
             tools: vec![probe_tool()],
             tools_enabled: true,
             max_output_tokens: Some(PROBE_MAX_OUTPUT_TOKENS),
-            stream: false,
+            // Sent the way prompts are: a server that refuses streamed requests fails here,
+            // before any user's prompt does (`:stream false` is the cure).
+            stream: provider.streams(),
         };
         let turn = self.turn(provider, &request, &mut |_| {}).await?;
         Ok(ProbeReport {

@@ -497,6 +497,22 @@ async fn the_doctor_probe_counts_only_real_tool_calls() {
         yetibot_ai_providers::PROBE_TOOL
     );
     assert_eq!(body["tool_choice"], "auto");
+    // The probe is sent the way prompts are: streamed, unless the provider cannot take it.
+    assert_eq!(body["stream"], true);
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(PATH, Reply::json(call.to_string()));
+    let unstreamed = provider(ProviderConfig {
+        stream: Some(false),
+        ..config("q", &fixture.url("/v1"))
+    });
+    assert!(
+        client()
+            .probe(&unstreamed, None)
+            .await
+            .expect("probe")
+            .tool_call
+    );
+    assert!(sent(&fixture).get("stream").is_none());
 }
 
 #[tokio::test]
