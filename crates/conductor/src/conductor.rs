@@ -219,11 +219,19 @@ impl Conductor {
         // `!thread <command>` runs the command; its answer goes in a new thread.
         let wrapped = self.unwrap_thread(text);
         let text = wrapped.as_deref().unwrap_or(text);
+        // The line's hints, read once for where the answer goes and how the run is shown.
+        let hints = self.hints(text);
         let target = self
-            .target(outbox, event, key, text, wrapped.is_some())
+            .target(
+                outbox,
+                event,
+                key,
+                text,
+                wrapped.is_some() || hints.opens_thread,
+            )
             .await;
         let mut run = self
-            .execute(outbox, event, &target, &event.author, text)
+            .execute(outbox, event, &target, &event.author, text, hints)
             .await;
         let card = run.card.take();
         self.publish(outbox, event, key, text, generation, run)
@@ -347,8 +355,8 @@ impl Conductor {
         target: &Place,
         author: &Author,
         text: &str,
+        hints: LineHints,
     ) -> Run {
-        let hints = self.hints(text);
         let platform = RequestPlatform::new(outbox, event);
         let (platform, progress) = platform.with_progress();
         // Live replies: the platform shows each interim message while later tools run.
@@ -471,15 +479,15 @@ impl Conductor {
     }
 
     /// Where a run's answer and status card go: where the command's earlier answer is, else
-    /// a new thread when one is asked for (`!thread`, or a command whose hints open one, which
-    /// the outbox opens where the platform has threads), else the command's own place.
+    /// a new thread when `new_thread` asks for one (`!thread`, or a command whose hints open
+    /// one; the outbox opens it where the platform has threads), else the command's own place.
     async fn target(
         &self,
         outbox: &Arc<dyn Outbox>,
         event: &Event,
         key: &Key,
         text: &str,
-        wrapped: bool,
+        new_thread: bool,
     ) -> Place {
         let previous = self
             .cache()
@@ -489,7 +497,7 @@ impl Conductor {
             return place;
         }
         let expression = text.strip_prefix(self.interpreter.prefix());
-        if event.place.thread.is_some() || !(wrapped || self.hints(text).opens_thread) {
+        if event.place.thread.is_some() || !new_thread {
             return event.place.clone();
         }
         let name: String = expression
