@@ -17,7 +17,9 @@
 //!
 //! 1. Starts the provider fixture in this process. `/v1/chat/completions` answers every
 //!    request after the delay with `token=T;`, where `T` is the marker found in the request
-//!    body, so that each answer is paired with its prompt exactly (not by arrival order).
+//!    body, so that each answer is paired with its prompt exactly (not by arrival order). A
+//!    streamed request (`"stream":true`, what the bot sends) gets the head at once and then
+//!    the text, the finish and `[DONE]` as three events spread over the delay.
 //! 2. Starts the binary `--starts` times, each in a fresh temporary working directory with
 //!    an empty environment apart from `CONFIG_PATH` and `YETIBOT_WEB_PORT=0`: the time until
 //!    the console URL is printed and until `GET /api/state` answers 200, beside `yetibot
@@ -180,6 +182,17 @@ fn echo(request: &Recorded, delay: Duration, arrivals: &Arrivals) -> Reply {
         }
         None => "no marker".to_owned(),
     };
+    // A streamed request (the bot's default) is answered the way a model server streams:
+    // the head at once, then the text, the finish with usage and `[DONE]`, spread over the
+    // delay.
+    if body.contains(r#""stream":true"#) {
+        let events = [
+            format!("data: {}\n\n", script::chat_text_chunk(&text)),
+            format!("data: {}\n\n", script::chat_finish_chunk("stop", 1, 1)),
+            "data: [DONE]\n\n".to_owned(),
+        ];
+        return Reply::sse_chunks(events).slow(delay / 3);
+    }
     Reply::json(script::chat_completion(&text)).slow(delay)
 }
 

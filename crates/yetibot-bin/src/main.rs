@@ -317,6 +317,7 @@ async fn serve(config: Config) -> ExitCode {
         let report = yetibot_bin::serve::supervise(
             events,
             std::sync::Arc::clone(&conductor),
+            config.admission,
             stop,
             yetibot_bin::serve::SHUTDOWN_GRACE,
         )

@@ -1,11 +1,16 @@
 //! The running bot: the web console and every configured chat adapter feed one intake, and
 //! the supervisor runs each event as its own task under the conductor.
 //!
+//! The supervisor takes events from the intake as fast as they come and lets
+//! [`Admission`] decide: run now, wait (the user sees a "queued" status message, deleted
+//! when the request starts), or, when even the queue is full, refuse with a notice. The
+//! intake itself is only a hand-off buffer between the adapters and this loop.
+//!
 //! A request that panics is caught: its user gets an error reply, the panic hook has logged
 //! the location (redacted), and the bot carries on. On shutdown the intake closes first (the
-//! console answers new messages with 503), requests already taken get [`SHUTDOWN_GRACE`] to
-//! finish and are then cancelled, and only then do the adapters stop, so that the last
-//! answers are still delivered.
+//! console answers new messages with 503), requests already running get [`SHUTDOWN_GRACE`] to
+//! finish and are then cancelled, waiting ones are told to send again, and only then do the
+//! adapters stop, so that the last answers are still delivered.
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -13,23 +18,28 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::FutureExt as _;
-use tokio::task::JoinSet;
-use yetibot_chat_adapters::{Events, Incoming, Outgoing, Role};
-use yetibot_conductor::Conductor;
+use tokio::task::{JoinHandle, JoinSet};
+use yetibot_chat_adapters::{EventKind, Events, Incoming, Outgoing, Posted, Role};
+use yetibot_conductor::{Admission, AdmissionLimits, Conductor, Limit, Offer, Requester, Slot};
 
 /// How long running requests may finish after a shutdown signal.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
-/// How many events may wait for a task at once; a full intake answers "busy".
-pub const INTAKE_CAPACITY: usize = 256;
-
-/// How many requests run at once; more wait in the intake (and past its capacity are
-/// refused as busy), so a flood of paid requests cannot all run together.
-pub const MAX_RUNNING: usize = 64;
+/// How many events may wait in the hand-off between the adapters and the supervisor, which
+/// empties it as fast as events come; a full intake answers "busy". Requests over a
+/// fairness limit wait in the admission queue, not here.
+pub const INTAKE_CAPACITY: usize = 1024;
 
 /// The longest one request's task may take, everything included (the conductor stops the
 /// command itself after its own deadline; this also bounds posting the answer).
 pub const REQUEST_CEILING: Duration = Duration::from_secs(17 * 60);
+
+/// How long posting or deleting a queued status, or a refusal, may take.
+const NOTICE_DEADLINE: Duration = Duration::from_secs(10);
+
+/// The most refusal notices being posted at once; past it a refusal is only logged, so a
+/// flood cannot turn into as many tasks.
+const MAX_NOTICES_IN_FLIGHT: usize = 256;
 
 /// What a user whose message was queued but not started at shutdown sees.
 pub const SHUTDOWN_REPLY: &str =
@@ -46,25 +56,43 @@ pub const PANIC_REPLY: &str = "💥 Something went wrong inside the bot while ha
 pub struct Report {
     /// Requests started.
     pub started: u64,
+    /// Requests that had to wait before they started (or were told to come back).
+    pub queued: u64,
+    /// Requests refused because the queue was full.
+    pub refused: u64,
     /// Requests that panicked.
     pub panicked: u64,
     /// Requests cancelled at the end of the grace period.
     pub cancelled: u64,
-    /// Queued events not started because the bot was stopping at full capacity.
+    /// Waiting or late events not started because the bot was stopping.
     pub turned_away: u64,
 }
 
-/// Runs every event from `events` as its own task until `stop` completes, then stops taking
-/// events, starts the ones already queued, lets all of them finish for up to `grace` and
-/// cancels the rest.
+/// A request waiting for its turn, with the status message that says so.
+struct Waiting {
+    incoming: Incoming,
+    status: Option<JoinHandle<Option<Posted>>>,
+}
+
+/// The running requests: each task hands back its slot, and whether it finished (`false`:
+/// it panicked).
+type Running = JoinSet<(Slot, bool)>;
+
+/// Runs every event from `events` as its own task, within `limits`, until `stop` completes;
+/// then stops taking events, starts the ones already handed over while there is room, tells
+/// the waiting ones to come back, lets the running ones finish for up to `grace` and cancels
+/// the rest.
 pub async fn supervise(
     mut events: Events,
     conductor: Arc<Conductor>,
+    limits: AdmissionLimits,
     stop: impl Future<Output = ()>,
     grace: Duration,
 ) -> Report {
     let mut report = Report::default();
-    let mut tasks = JoinSet::new();
+    let mut admission = Admission::new(limits);
+    let mut tasks = Running::new();
+    let mut notices = JoinSet::new();
     tokio::pin!(stop);
     // With no adapter left to send events, the bot still runs (discovery, the history
     // writer) until it is told to stop.
@@ -72,31 +100,59 @@ pub async fn supervise(
     loop {
         tokio::select! {
             () = &mut stop => break,
-            Some(done) = tasks.join_next(), if !tasks.is_empty() => note(&mut report, &done),
-            incoming = events.next(), if open && tasks.len() < MAX_RUNNING => match incoming {
-                Some(incoming) => start(&mut tasks, &conductor, incoming, &mut report),
+            Some(done) = tasks.join_next(), if !tasks.is_empty() => {
+                let Some(slot) = note(&mut report, done) else { continue };
+                for (slot, waiting) in admission.finish(slot) {
+                    start(&mut tasks, &conductor, waiting, slot, &mut report);
+                }
+            }
+            Some(_) = notices.join_next(), if !notices.is_empty() => {}
+            incoming = events.next(), if open => match incoming {
+                Some(incoming) => admit(
+                    &mut admission,
+                    &mut tasks,
+                    &mut notices,
+                    &conductor,
+                    incoming,
+                    &mut report,
+                ),
                 None => open = false,
             },
         }
     }
-    // Events already taken still run while there is room; the rest are told to come back.
+    // Events already handed over still run while there is room; the rest, and every
+    // request still waiting, are told to come back.
     events.close();
+    let mut leaving: Vec<Waiting> = admission.drain_waiting();
     while let Some(incoming) = events.next().await {
-        if tasks.len() < MAX_RUNNING {
-            start(&mut tasks, &conductor, incoming, &mut report);
-        } else {
-            report.turned_away += 1;
-            let reply = Outgoing::text(Role::Notice, SHUTDOWN_REPLY);
-            let _ = tokio::time::timeout(
-                Duration::from_secs(1),
-                incoming.outbox.post(&incoming.event.place, vec![reply]),
-            )
-            .await;
+        let requester = Requester::of(&incoming.event);
+        let waiting = Waiting {
+            incoming,
+            status: None,
+        };
+        match admission.offer(&requester, waiting) {
+            Offer::Run(slot, waiting) => start(&mut tasks, &conductor, waiting, slot, &mut report),
+            Offer::Refused(waiting, _) => leaving.push(waiting),
+            Offer::Queued { .. } => {}
         }
     }
+    leaving.extend(admission.drain_waiting());
+    report.turned_away += u64::try_from(leaving.len()).unwrap_or(u64::MAX);
+    let farewells = leaving.into_iter().map(|waiting| async move {
+        let place = waiting.incoming.event.place.clone();
+        let outbox = Arc::clone(&waiting.incoming.outbox);
+        let reply = Outgoing::text(Role::Notice, SHUTDOWN_REPLY);
+        let told = async {
+            clear_status(&waiting.incoming, waiting.status).await;
+            let _ = outbox.post(&place, vec![reply]).await;
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(1), told).await;
+    });
+    futures_util::future::join_all(farewells).await;
+    notices.abort_all();
     let drain = async {
         while let Some(done) = tasks.join_next().await {
-            note(&mut report, &done);
+            note(&mut report, done);
         }
     };
     if tokio::time::timeout(grace, drain).await.is_err() {
@@ -107,39 +163,136 @@ pub async fn supervise(
     report
 }
 
-fn note(report: &mut Report, done: &Result<bool, tokio::task::JoinError>) {
-    if matches!(done, Ok(false)) {
+/// Counts a finished task and hands back its slot (none for a cancelled task).
+fn note(report: &mut Report, done: Result<(Slot, bool), tokio::task::JoinError>) -> Option<Slot> {
+    let (slot, finished) = done.ok()?;
+    if !finished {
         report.panicked += 1;
+    }
+    Some(slot)
+}
+
+/// Lets admission decide about one event: it starts, waits with a status message, or is
+/// refused with a notice.
+fn admit(
+    admission: &mut Admission<Waiting>,
+    tasks: &mut Running,
+    notices: &mut JoinSet<()>,
+    conductor: &Arc<Conductor>,
+    incoming: Incoming,
+    report: &mut Report,
+) {
+    let requester = Requester::of(&incoming.event);
+    let limits = admission.limits();
+    let shown = matches!(
+        incoming.event.kind,
+        EventKind::Message { .. } | EventKind::Edited { .. } | EventKind::Pressed { .. }
+    );
+    let waiting = Waiting {
+        incoming,
+        status: None,
+    };
+    match admission.offer(&requester, waiting) {
+        Offer::Run(slot, waiting) => start(tasks, conductor, waiting, slot, report),
+        Offer::Queued { limit, waiting } => {
+            report.queued += 1;
+            if shown {
+                attach_status(admission, &requester, queued_text(limit, waiting, limits));
+            }
+        }
+        Offer::Refused(waiting, refusal) => {
+            report.refused += 1;
+            tracing::warn!(
+                adapter = %waiting.incoming.event.place.adapter,
+                "a request was refused: {refusal}"
+            );
+            while notices.try_join_next().is_some() {}
+            if shown && notices.len() < MAX_NOTICES_IN_FLIGHT {
+                let incoming = waiting.incoming;
+                let reply = Outgoing::text(Role::Notice, format!("⏳ {refusal}"));
+                notices.spawn(async move {
+                    let post = incoming.outbox.post(&incoming.event.place, vec![reply]);
+                    let _ = tokio::time::timeout(NOTICE_DEADLINE, post).await;
+                });
+            }
+        }
     }
 }
 
-/// Starts one request. The task answers `true` when it finished, `false` when it panicked
-/// (after telling the user).
+/// Starts posting `text` as the status of the request just queued for `requester`.
+fn attach_status(admission: &mut Admission<Waiting>, requester: &Requester, text: String) {
+    let Some(waiting) = admission.last_queued(requester) else {
+        return;
+    };
+    let place = waiting.incoming.event.place.clone();
+    let outbox = Arc::clone(&waiting.incoming.outbox);
+    waiting.status = Some(tokio::spawn(async move {
+        let post = outbox.post(&place, vec![Outgoing::text(Role::Status, text)]);
+        tokio::time::timeout(NOTICE_DEADLINE, post).await.ok()?.ok()
+    }));
+}
+
+/// What a waiting request's status says: why it waits, in the user's terms.
+fn queued_text(limit: Limit, waiting: usize, limits: AdmissionLimits) -> String {
+    let why = match limit {
+        Limit::Bot => format!(
+            "the bot is running as many requests as it allows ({})",
+            limits.in_flight
+        ),
+        Limit::User => format!("you already have {} requests running", limits.per_user),
+        Limit::Channel => format!(
+            "this channel already has {} requests running",
+            limits.per_channel
+        ),
+        Limit::Behind => "your earlier requests here are still waiting".to_owned(),
+    };
+    format!("⏳ Queued: {why}. This starts when a place frees up ({waiting} waiting).")
+}
+
+/// Deletes a waiting request's status message once it has been posted, best effort.
+async fn clear_status(incoming: &Incoming, status: Option<JoinHandle<Option<Posted>>>) {
+    let Some(status) = status else { return };
+    let deleted = async {
+        if let Ok(Some(posted)) = status.await {
+            let _ = incoming.outbox.delete(&posted).await;
+        }
+    };
+    let _ = tokio::time::timeout(NOTICE_DEADLINE, deleted).await;
+}
+
+/// Starts one request. The task hands back its slot and `true` when it finished, `false`
+/// when it panicked (after telling the user).
 fn start(
-    tasks: &mut JoinSet<bool>,
+    tasks: &mut Running,
     conductor: &Arc<Conductor>,
-    incoming: Incoming,
+    waiting: Waiting,
+    slot: Slot,
     report: &mut Report,
 ) {
     report.started += 1;
     let conductor = Arc::clone(conductor);
     tasks.spawn(async move {
+        let Waiting { incoming, status } = waiting;
         let place = incoming.event.place.clone();
         let outbox = Arc::clone(&incoming.outbox);
         let adapter = place.adapter;
-        let handled = tokio::time::timeout(
+        let cleared = {
+            let incoming = incoming.clone();
+            async move { clear_status(&incoming, status).await }
+        };
+        let handle = tokio::time::timeout(
             REQUEST_CEILING,
             AssertUnwindSafe(conductor.handle(incoming)).catch_unwind(),
-        )
-        .await;
+        );
+        let ((), handled) = tokio::join!(cleared, handle);
         match handled {
-            Ok(Ok(())) => return true,
+            Ok(Ok(())) => return (slot, true),
             Ok(Err(_)) => {}
             Err(_) => {
                 tracing::warn!(adapter = %adapter, "a request outlived its ceiling and was stopped");
                 let reply = Outgoing::text(Role::Answer, TIMEOUT_REPLY).as_error();
                 let _ = outbox.post(&place, vec![reply]).await;
-                return true;
+                return (slot, true);
             }
         }
         // The panic hook has already reported where (redacted); this says which adapter,
@@ -147,7 +300,7 @@ fn start(
         tracing::error!(adapter = %adapter, "a request panicked; its user was sent an error reply");
         let reply = Outgoing::text(Role::Answer, PANIC_REPLY).as_error();
         let _ = outbox.post(&place, vec![reply]).await;
-        false
+        (slot, false)
     });
 }
 
@@ -167,9 +320,9 @@ mod tests {
 
     use super::*;
 
-    /// Remembers the text of everything posted.
+    /// Remembers the text of everything posted, and what was deleted.
     #[derive(Default)]
-    struct Posts(Mutex<Vec<String>>);
+    struct Posts(Mutex<Vec<String>>, Mutex<Vec<Posted>>);
 
     impl Outbox for Posts {
         fn limits(&self) -> Limits {
@@ -198,7 +351,8 @@ mod tests {
             self.post(&posted.place, messages)
         }
 
-        fn delete<'a>(&'a self, _posted: &'a Posted) -> BoxFuture<'a, Result<(), SendError>> {
+        fn delete<'a>(&'a self, posted: &'a Posted) -> BoxFuture<'a, Result<(), SendError>> {
+            self.1.lock().expect("deletes").push(posted.clone());
             Box::pin(std::future::ready(Ok(())))
         }
 
@@ -221,8 +375,29 @@ mod tests {
         }
     }
 
+    /// A command that answers once the gate lets it through.
+    struct Gate(Arc<tokio::sync::Semaphore>);
+
+    impl Handler for Gate {
+        fn run<'a>(&'a self, _call: Call<'a>) -> BoxFuture<'a, Outcome> {
+            Box::pin(async move {
+                let _ = self.0.acquire().await.map(|p| p.forget());
+                Outcome::text("opened")
+            })
+        }
+    }
+
     fn conductor() -> Arc<Conductor> {
+        gated_conductor(Arc::new(tokio::sync::Semaphore::new(0)))
+    }
+
+    fn gated_conductor(gate: Arc<tokio::sync::Semaphore>) -> Arc<Conductor> {
         let mut registry = builtins();
+        registry.add(CommandSpec::new("gate", &[Category::UTIL]).route(
+            None,
+            "gate # answers when let through",
+            Gate(gate),
+        ));
         registry.add(CommandSpec::new("boom", &[Category::UTIL]).route(
             None,
             "boom # panics",
@@ -277,7 +452,14 @@ mod tests {
             .offer(event("m2", "!echo still here"), outbox)
             .expect("queued");
         drop(intake);
-        let report = supervise(events, conductor(), std::future::ready(()), SHUTDOWN_GRACE).await;
+        let report = supervise(
+            events,
+            conductor(),
+            AdmissionLimits::default(),
+            std::future::ready(()),
+            SHUTDOWN_GRACE,
+        )
+        .await;
         assert_eq!(
             report,
             Report {
@@ -304,6 +486,7 @@ mod tests {
         let supervising = tokio::spawn(supervise(
             events,
             conductor(),
+            AdmissionLimits::default(),
             async move {
                 let _ = stopped.await;
             },
@@ -318,34 +501,168 @@ mod tests {
         assert!(intake.offer(event("m2", "!echo late"), outbox).is_err());
     }
 
+    fn event_by(adapter: AdapterKind, user: &str, id: &str, text: &str) -> Event {
+        let mut event = event(id, text);
+        event.place.adapter = adapter;
+        event.author.id = user.into();
+        event
+    }
+
+    fn small_limits() -> AdmissionLimits {
+        AdmissionLimits {
+            in_flight: 3,
+            per_user: 2,
+            per_channel: 3,
+            queue: 2,
+            queue_per_user: 2,
+        }
+    }
+
     #[tokio::test(start_paused = true)]
-    async fn at_most_max_running_requests_run_and_the_rest_wait_or_are_told() {
+    async fn requests_over_a_limit_wait_with_a_status_and_a_full_queue_refuses() {
         let posts = Arc::new(Posts::default());
         let (intake, events) = intake(INTAKE_CAPACITY);
         let outbox = Arc::clone(&posts) as Arc<dyn Outbox>;
-        for n in 0..MAX_RUNNING + 6 {
+        let offer = |user: &str, n: usize| {
+            let event = event_by(AdapterKind::Discord, user, &format!("m{n}"), "!forever");
             intake
-                .offer(event(&format!("m{n}"), "!forever"), Arc::clone(&outbox))
-                .expect("queued");
+                .offer(event, Arc::clone(&outbox))
+                .expect("handed over");
+        };
+        // Two of a's run, a's third waits on a's share; b's first runs and fills the bot,
+        // b's second waits on the bot; c's is refused: the queue holds two.
+        for (n, user) in ["a", "a", "a", "b", "b", "c"].into_iter().enumerate() {
+            offer(user, n);
         }
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let supervising = tokio::spawn(supervise(
             events,
             conductor(),
+            small_limits(),
             async move {
                 let _ = stopped.await;
             },
             SHUTDOWN_GRACE,
         ));
-        for _ in 0..10 {
+        for _ in 0..20 {
+            tokio::task::yield_now().await;
+        }
+        let shown = posts.0.lock().expect("posts").clone();
+        assert!(
+            shown.contains(&"⏳ Queued: you already have 2 requests running. This starts when a place frees up (1 waiting).".to_owned()),
+            "{shown:?}"
+        );
+        assert!(
+            shown.iter().any(|p| p
+                .starts_with("⏳ Queued: the bot is running as many requests as it allows (3)")),
+            "{shown:?}"
+        );
+        assert!(
+            shown.contains(
+                &"⏳ the bot is busy: 2 requests are already waiting; try again in a moment"
+                    .to_owned()
+            ),
+            "{shown:?}"
+        );
+        let _ = stop.send(());
+        let report = supervising.await.expect("no panic");
+        assert_eq!(
+            report,
+            Report {
+                started: 3,
+                queued: 2,
+                refused: 1,
+                cancelled: 3,
+                turned_away: 2,
+                ..Report::default()
+            }
+        );
+        let shown = posts.0.lock().expect("posts").clone();
+        assert_eq!(shown.iter().filter(|p| *p == SHUTDOWN_REPLY).count(), 2);
+        // The waiting requests' status messages were taken down when they were turned away.
+        assert_eq!(posts.1.lock().expect("deletes").len(), 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_waiting_request_starts_when_a_place_frees_and_its_status_goes() {
+        let posts = Arc::new(Posts::default());
+        let (intake, events) = intake(INTAKE_CAPACITY);
+        let outbox = Arc::clone(&posts) as Arc<dyn Outbox>;
+        let gate = Arc::new(tokio::sync::Semaphore::new(0));
+        let limits = AdmissionLimits {
+            per_user: 1,
+            ..small_limits()
+        };
+        let first = event_by(AdapterKind::Slack, "u", "m1", "!gate");
+        let second = event_by(AdapterKind::Slack, "u", "m2", "!echo second");
+        intake
+            .offer(first, Arc::clone(&outbox))
+            .expect("handed over");
+        intake
+            .offer(second, Arc::clone(&outbox))
+            .expect("handed over");
+        drop(intake);
+        let supervising = tokio::spawn(supervise(
+            events,
+            gated_conductor(Arc::clone(&gate)),
+            limits,
+            std::future::pending(),
+            SHUTDOWN_GRACE,
+        ));
+        for _ in 0..20 {
+            tokio::task::yield_now().await;
+        }
+        {
+            let shown = posts.0.lock().expect("posts").clone();
+            assert!(shown.iter().all(|p| p != "second"), "{shown:?}");
+            assert!(
+                shown
+                    .iter()
+                    .any(|p| p.starts_with("⏳ Queued: you already have 1 requests running")),
+                "{shown:?}"
+            );
+        }
+        gate.add_permits(1);
+        for _ in 0..40 {
+            tokio::task::yield_now().await;
+        }
+        let shown = posts.0.lock().expect("posts").clone();
+        assert!(shown.contains(&"opened".to_owned()), "{shown:?}");
+        assert!(shown.contains(&"second".to_owned()), "{shown:?}");
+        assert_eq!(
+            posts.1.lock().expect("deletes").len(),
+            1,
+            "the status was deleted"
+        );
+        supervising.abort();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_local_operator_is_not_held_to_the_per_user_share() {
+        let posts = Arc::new(Posts::default());
+        let (intake, events) = intake(INTAKE_CAPACITY);
+        let outbox = Arc::clone(&posts) as Arc<dyn Outbox>;
+        for n in 0..3 {
+            let event = event_by(AdapterKind::Web, "local", &format!("m{n}"), "!forever");
+            intake
+                .offer(event, Arc::clone(&outbox))
+                .expect("handed over");
+        }
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let supervising = tokio::spawn(supervise(
+            events,
+            conductor(),
+            small_limits(),
+            async move {
+                let _ = stopped.await;
+            },
+            SHUTDOWN_GRACE,
+        ));
+        for _ in 0..20 {
             tokio::task::yield_now().await;
         }
         let _ = stop.send(());
         let report = supervising.await.expect("no panic");
-        assert_eq!(report.started, MAX_RUNNING as u64);
-        assert_eq!(report.cancelled, MAX_RUNNING as u64);
-        assert_eq!(report.turned_away, 6);
-        let shown = posts.0.lock().expect("posts").clone();
-        assert_eq!(shown.iter().filter(|p| *p == SHUTDOWN_REPLY).count(), 6);
+        assert_eq!((report.started, report.queued), (3, 0));
     }
 }

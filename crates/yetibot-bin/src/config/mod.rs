@@ -122,6 +122,9 @@ pub struct Config {
     /// How much the bot logs when `RUST_LOG` is not set (`:yetibot :log :level`, default
     /// `info`).
     pub log_level: crate::logging::Level,
+    /// How many requests run and wait at once, and the fairness limits
+    /// (`:yetibot :concurrency`).
+    pub admission: yetibot_conductor::AdmissionLimits,
     /// Every inline credential, for redaction. Key files are not read here: their tokens join
     /// a request's own set when that request resolves them.
     pub secrets: Secrets,

@@ -36,6 +36,7 @@ struct Yetibot {
     #[serde(rename = "release-info")]
     release_info: ReleaseInfoConfig,
     web: yetibot_chat_adapters::web::WebConfig,
+    concurrency: yetibot_conductor::ConcurrencyConfig,
     log: LogConfig,
 }
 
@@ -92,6 +93,7 @@ pub(super) fn validate(
         history,
         release_info,
         web,
+        concurrency,
         log,
     } = root.yetibot;
     let mut problems = Vec::new();
@@ -237,6 +239,12 @@ pub(super) fn validate(
         }),
     };
 
+    let admission = yetibot_conductor::admission_limits(&concurrency)
+        .map_err(|errors| {
+            problems.extend(errors.iter().map(|e| prefixed("yetibot.concurrency", e)));
+        })
+        .ok();
+
     let store = Backend::from_config(&db)
         .map_err(|errors| problems.extend(errors.iter().map(|e| prefixed("yetibot.db", e))))
         .ok();
@@ -252,6 +260,7 @@ pub(super) fn validate(
         Some(store),
         Some(log_level),
         Some(adapters),
+        Some(admission),
     ) = (
         providers,
         servers,
@@ -263,6 +272,7 @@ pub(super) fn validate(
         store,
         log_level,
         adapters,
+        admission,
     )
     else {
         return Err(problems);
@@ -308,6 +318,7 @@ pub(super) fn validate(
         release_feed,
         web,
         adapters,
+        admission,
         log_level,
         secrets,
         notes,

@@ -258,6 +258,19 @@ pub(crate) static YETIBOT: Shape = Shape::Section {
             },
         ),
         field(
+            "concurrency",
+            &Shape::Section {
+                open: false,
+                fields: &[
+                    field("memory-budget-mib", &INT),
+                    field("per-user", &INT),
+                    field("per-channel", &INT),
+                    field("queue", &INT),
+                    field("queue-per-user", &INT),
+                ],
+            },
+        ),
+        field(
             "release-info",
             &Shape::Section {
                 open: false,

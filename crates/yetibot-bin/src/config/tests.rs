@@ -1841,3 +1841,36 @@ fn release_feed_rules() {
         &["yetibot.release-info.other: is not a known setting"],
     );
 }
+
+#[test]
+fn concurrency_limits_are_read_from_the_file_and_the_environment_and_checked() {
+    use yetibot_conductor::AdmissionLimits;
+    assert_eq!(ok("", &[]).admission, AdmissionLimits::default());
+    let config = ok(
+        "{:yetibot {:concurrency {:memory-budget-mib 64 :per-user 4 :queue 100}}}",
+        &[("YETIBOT_CONCURRENCY_PER_CHANNEL", "16")],
+    );
+    assert_eq!(
+        config.admission,
+        AdmissionLimits {
+            in_flight: 128,
+            per_user: 4,
+            per_channel: 16,
+            queue: 100,
+            queue_per_user: 100,
+        }
+    );
+    err(
+        "{:yetibot {:concurrency {:memory-budget-mib 0 :queue 70000 :per-users 3}}}",
+        &[],
+        &["yetibot.concurrency.per-users: is not a known setting"],
+    );
+    err(
+        "{:yetibot {:concurrency {:memory-budget-mib 0 :queue 70000}}}",
+        &[],
+        &[
+            "yetibot.concurrency.memory-budget-mib: must be a whole number from 1 to 1048576",
+            "yetibot.concurrency.queue: must be a whole number from 0 to 65536",
+        ],
+    );
+}
