@@ -445,6 +445,13 @@ async fn answer(services: &AiServices, call: &Call<'_>, mut request: Request<'_>
             .as_deref()
             .filter(|platform| request.live && platform.shows_interim())
             .map(|platform| (platform, request.secrets)),
+        live_text: call
+            .runner
+            .caller()
+            .platform
+            .as_deref()
+            .filter(|platform| call.runner.answers_caller() && platform.shows_live_text())
+            .map(|platform| (platform, request.secrets)),
     };
     let mut router = Router {
         natives: ToolContext {

@@ -111,6 +111,7 @@ impl SingleHop<'_> {
             cost: CostTally::new(self.cost),
             ending: Ending::Complete,
             live: None,
+            live_text: None,
         };
         let conversation = Conversation {
             messages: self.messages,

@@ -2,7 +2,9 @@
 //! on either wire API, with the budget guidance as a closing host message.
 
 use yetibot_ai_providers::{Client, Ending, Provider, TurnEvent, TurnRequest};
+use yetibot_command::LiveText;
 use yetibot_conversation::{Conversation, Message, ModelResponse, ToolDefinition};
+use yetibot_redaction::StreamRedactor;
 use yetibot_tool_policy::{BudgetGuidance, ModelTurn};
 
 use crate::cost::CostTally;
@@ -28,6 +30,14 @@ pub(crate) struct ProviderTurn<'a> {
     /// Where a turn's text that comes with tool calls goes at once (live Grok replies),
     /// redacted with these secrets; `None` when the adapter shows only the final answer.
     pub(crate) live: Option<(
+        &'a dyn yetibot_command::Platform,
+        &'a yetibot_redaction::Secrets,
+    )>,
+    /// Where the answer's text goes while the model writes it (the web console), through a
+    /// streaming redactor with these secrets, so a credential split across pieces never
+    /// shows; `None` when the platform shows only finished answers or the text is not the
+    /// caller's answer (a stage whose output is piped on).
+    pub(crate) live_text: Option<(
         &'a dyn yetibot_command::Platform,
         &'a yetibot_redaction::Secrets,
     )>,
@@ -64,11 +74,29 @@ impl ModelTurn for ProviderTurn<'_> {
             max_output_tokens: self.max_output_tokens,
             stream: self.provider.streams(),
         };
-        let mut ignore = |_: TurnEvent| {};
+        let live_text = self.live_text;
+        let mut redactor = live_text.map(|(_, secrets)| StreamRedactor::new(secrets));
+        let mut on_event = |event: TurnEvent| {
+            if let (TurnEvent::TextDelta(piece), Some((platform, _)), Some(redactor)) =
+                (&event, live_text, redactor.as_mut())
+            {
+                let safe = redactor.push(piece);
+                if !safe.is_empty() {
+                    platform.live_text(LiveText::Append(&safe));
+                }
+            }
+        };
         let turn = self
             .client
-            .turn(self.provider, &request, &mut ignore)
-            .await?;
+            .turn(self.provider, &request, &mut on_event)
+            .await;
+        if let Some((platform, _)) = live_text
+            && turn.as_ref().is_ok_and(|turn| !turn.calls.is_empty())
+        {
+            // That text came with tool calls: the answer is in a later turn.
+            platform.live_text(LiveText::Restart);
+        }
+        let turn = turn?;
         self.usage.add(turn.usage.as_ref());
         self.ending = turn.ending();
         self.cost.add_turn(self.model, turn.usage.as_ref());

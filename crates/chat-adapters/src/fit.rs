@@ -44,6 +44,11 @@ pub struct Limits {
     /// replies while later tools still run (Discord); elsewhere only the final answer is
     /// posted.
     pub live_replies: bool,
+    /// Whether the platform shows an answer's text while the model is still writing it, in
+    /// the request's status message, edited as the text grows (the web console). Chat
+    /// platforms, where every edit is a rate-limited API call and a notification, show the
+    /// finished answer only.
+    pub live_text: bool,
 }
 
 impl Limits {
@@ -56,6 +61,7 @@ impl Limits {
         adapter_chunks: None,
         tables: TableStyle::FixedWidth,
         live_replies: true,
+        live_text: false,
     };
 
     /// Slack: plain messages of 3,000 characters (Slack shortens longer sections), which
@@ -68,6 +74,7 @@ impl Limits {
         adapter_chunks: Some(5),
         tables: TableStyle::Markdown,
         live_replies: false,
+        live_text: false,
     };
 
     /// The local web console: the same admission as Discord, and cards of 16,000 units
@@ -80,6 +87,7 @@ impl Limits {
         adapter_chunks: None,
         tables: TableStyle::Markdown,
         live_replies: false,
+        live_text: true,
     };
 }
 

@@ -108,13 +108,17 @@ impl Outgoing {
 }
 
 /// The live progress of an AI request, as the status card shows it: sanitized tool names
-/// and outcomes and the shared call budget, never prompts, arguments, results or reasoning.
+/// and outcomes and the shared call budget, never prompts, arguments, results or reasoning;
+/// and, where the platform shows it, the answer's redacted text so far.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct StatusCard {
     /// Calls so far, in order.
     pub calls: Vec<StatusCall>,
     /// `(used, total)` of the host-call budget, once a tool loop reported it.
     pub budget: Option<(u8, u8)>,
+    /// The answer's text so far, on platforms that show it as it is written
+    /// ([`Limits::live_text`](crate::Limits::live_text)); already redacted.
+    pub text: Option<String>,
 }
 
 /// One call on a [`StatusCard`].
@@ -137,6 +141,10 @@ impl StatusCard {
         }
         if let Some((used, total)) = self.budget {
             text.push_str(&format!("\n\nTool calls: {used} of {total}"));
+        }
+        if let Some(so_far) = self.text.as_deref().filter(|t| !t.trim().is_empty()) {
+            text.push_str("\n\n");
+            text.push_str(so_far);
         }
         text
     }
@@ -166,11 +174,17 @@ mod tests {
                 },
             ],
             budget: Some((2, 6)),
+            text: None,
         };
         assert_eq!(
             card.to_markdown(),
             "Working…\n- `yetibot/history`: ok\n- `(withheld)`: refused\n\nTool calls: 2 of 6"
         );
+        let writing = StatusCard {
+            text: Some("The answer so".into()),
+            ..card.clone()
+        };
+        assert!(writing.to_markdown().ends_with("2 of 6\n\nThe answer so"));
         assert_eq!(StatusCard::default().to_markdown(), "Working…");
         assert_eq!(card.to_outgoing().role, Role::Status);
     }

@@ -241,6 +241,10 @@ impl Reach for Dispatched<'_> {
         !self.scope.generated && self.scope.stage == (0, 1)
     }
 
+    fn answers_caller(&self) -> bool {
+        !self.scope.generated && self.scope.stage.0 + 1 == self.scope.stage.1
+    }
+
     fn is_admin(&self) -> bool {
         self.interpreter.is_admin(self.scope)
     }

@@ -22,7 +22,8 @@ pub use config::{
 pub use error::{ConfigError, Stopped};
 pub use interpreter::{Interpreter, Reply, Settings};
 pub use platform::{
-    Platform, PlatformError, Progress, Step, StepOutcome, ThreadError, ThreadMessage, ThreadSource,
+    LiveText, Platform, PlatformError, Progress, Step, StepOutcome, ThreadError, ThreadMessage,
+    ThreadSource,
 };
 pub use recent::Recent;
 pub use registry::{Call, Category, CommandSpec, Handler, Hints, Plain, Registry, Route, Runner};

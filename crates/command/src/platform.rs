@@ -41,6 +41,26 @@ pub trait Platform: Send + Sync {
     /// Hands the platform one interim message, already redacted, without waiting; it is
     /// part of the request's answer (a rerun or an edit replaces it with the rest).
     fn interim(&self, _text: String) {}
+
+    /// Whether the platform shows an answer's text while the model writes it (the web
+    /// console), in which case commands hand the text to [`Platform::live_text`].
+    fn shows_live_text(&self) -> bool {
+        false
+    }
+
+    /// Hands the platform a piece of the answer being written, already redacted (a
+    /// streaming redactor's output, so a credential split across pieces never appears),
+    /// without waiting. The final answer replaces whatever was shown.
+    fn live_text(&self, _piece: LiveText<'_>) {}
+}
+
+/// A change to the text a platform shows while a model writes its answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LiveText<'a> {
+    /// More text, to add to what is shown.
+    Append(&'a str),
+    /// A new model turn starts (the last one ended in tool calls): what is shown is cleared.
+    Restart,
 }
 
 /// Why a platform action failed. The texts are fixed: never a platform's response body.

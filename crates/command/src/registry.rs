@@ -78,6 +78,7 @@ pub(crate) trait Reach: Send + Sync {
     fn caller(&self) -> &Caller;
     fn is_generated(&self) -> bool;
     fn is_direct(&self) -> bool;
+    fn answers_caller(&self) -> bool;
     fn is_admin(&self) -> bool;
     fn registry(&self) -> &Registry;
     fn aliases(&self) -> &dyn AliasStore;
@@ -129,6 +130,13 @@ impl<'a> Runner<'a> {
     #[must_use]
     pub fn is_direct(&self) -> bool {
         self.0.is_direct()
+    }
+
+    /// Whether what the command returns goes straight to the caller: it was typed, as the
+    /// last stage of its line (so text shown while it is written is what the caller gets).
+    #[must_use]
+    pub fn answers_caller(&self) -> bool {
+        self.0.answers_caller()
     }
 
     /// Whether the caller is a trusted admin and the command was typed, not generated.

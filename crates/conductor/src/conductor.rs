@@ -19,7 +19,7 @@ use yetibot_command::syntax::{self, Part};
 use yetibot_command::{Caller, Hints, Interpreter, Progress, Reply};
 
 use crate::cache::{Cache, DEFAULT_CACHE_CAPACITY, Entry, Key, Rerun};
-use crate::platform::RequestPlatform;
+use crate::platform::{LiveShown, RequestPlatform};
 
 /// How a [`Conductor`] paces and bounds its work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -367,6 +367,13 @@ impl Conductor {
             } else {
                 (platform, None)
             };
+        // The web console shows the answer's text while the model writes it.
+        let (platform, written) = if outbox.limits().live_text {
+            let (platform, written) = platform.with_live_text();
+            (platform, Some(written))
+        } else {
+            (platform, None)
+        };
         let caller = caller(event, author, platform);
         let eager = hints.live_progress;
         let (done, finished) = watch::channel(false);
@@ -387,7 +394,10 @@ impl Conductor {
         let status = status_card(
             outbox,
             target,
-            progress,
+            Watched {
+                progress,
+                text: written,
+            },
             finished,
             eager,
             self.options.status_interval,
@@ -862,6 +872,7 @@ fn status_of(progress: &Progress) -> StatusCard {
             })
             .collect(),
         budget: progress.budget,
+        text: None,
     }
 }
 
@@ -874,23 +885,37 @@ type PendingCard = BoxFuture<'static, Option<Posted>>;
 /// the card that was still in flight when the run ended.
 const CARD_SETTLE_DEADLINE: Duration = Duration::from_secs(60);
 
+/// What a status card follows: the tool loop's progress, and on platforms that show it the
+/// answer's text so far.
+struct Watched {
+    progress: watch::Receiver<Option<Progress>>,
+    text: Option<watch::Receiver<LiveShown>>,
+}
+
 /// Keeps the status card of one request: posted at once for live commands (else at the first
-/// snapshot), edited at most once per `interval`, until `finished`. Every post and edit runs
-/// beside the wait for the end, never in front of it: the run's answer is published as soon
-/// as the run finishes, whatever the card's platform calls are doing. Returns the card (for
-/// removal once the answer is out) and the last snapshot.
+/// snapshot or the first text), edited at most once per `interval`, until `finished`. Every
+/// post and edit runs beside the wait for the end, never in front of it: the run's answer is
+/// published as soon as the run finishes, whatever the card's platform calls are doing.
+/// Returns the card (for removal once the answer is out) and the last progress snapshot.
 async fn status_card(
     outbox: &Arc<dyn Outbox>,
     place: &Place,
-    mut progress: watch::Receiver<Option<Progress>>,
+    watched: Watched,
     mut finished: watch::Receiver<bool>,
     eager: bool,
     interval: Duration,
 ) -> (Option<PendingCard>, Option<StatusCard>) {
+    let Watched {
+        mut progress,
+        mut text,
+    } = watched;
     let mut confirmed: Option<Posted> = None;
     let mut flight: Option<PendingCard> = None;
     let mut shown: Option<StatusCard> = None;
-    let mut latest: Option<StatusCard> = None;
+    let mut snapshot: Option<StatusCard> = None;
+    // Whether the progress or the text changed since the card was last sent: the card is
+    // built (and the text copied) only when it is sent, at most once per interval.
+    let mut pending = false;
     if eager {
         flight = Some(send_card(outbox, place, None, StatusCard::default()));
         shown = Some(StatusCard::default());
@@ -899,7 +924,7 @@ async fn status_card(
     let mut open = true;
     loop {
         // One platform call at a time: the next edit waits for the one in flight.
-        let dirty = flight.is_none() && latest.is_some() && latest != shown;
+        let dirty = flight.is_none() && pending;
         tokio::select! {
             () = until_done(&mut finished) => break,
             outcome = in_flight(&mut flight) => {
@@ -912,10 +937,26 @@ async fn status_card(
                     open = false;
                     continue;
                 }
-                latest = progress.borrow_and_update().as_ref().map(status_of);
+                snapshot = progress.borrow_and_update().as_ref().map(status_of);
+                pending = true;
+            }
+            alive = text_changed(&mut text) => {
+                if alive {
+                    pending = true;
+                } else {
+                    text = None;
+                }
             }
             () = tokio::time::sleep_until(next_edit), if dirty => {
-                let Some(next) = latest.clone() else { continue };
+                pending = false;
+                let written = text.as_mut().map(|t| t.borrow_and_update().text.clone());
+                // Text cleared for a new turn with no progress yet: back to the bare card.
+                let next = card_of(snapshot.as_ref(), written.unwrap_or_default())
+                    .or_else(|| shown.as_ref().map(|_| StatusCard::default()));
+                let Some(next) = next else { continue };
+                if shown.as_ref() == Some(&next) {
+                    continue;
+                }
                 flight = Some(send_card(outbox, place, confirmed.take(), next.clone()));
                 shown = Some(next);
                 next_edit = tokio::time::Instant::now() + interval;
@@ -925,7 +966,31 @@ async fn status_card(
     let card = flight.or_else(|| {
         confirmed.map(|posted| -> PendingCard { Box::pin(std::future::ready(Some(posted))) })
     });
-    (card, latest.or(shown))
+    // Show details keeps the tool calls only: the text is in the answer.
+    let details = snapshot
+        .or(shown)
+        .map(|card| StatusCard { text: None, ..card });
+    (card, details)
+}
+
+/// The card for a progress snapshot and the text written so far; `None` while there is
+/// neither.
+fn card_of(snapshot: Option<&StatusCard>, written: String) -> Option<StatusCard> {
+    if snapshot.is_none() && written.is_empty() {
+        return None;
+    }
+    let mut card = snapshot.cloned().unwrap_or_default();
+    card.text = Some(written).filter(|t| !t.is_empty());
+    Some(card)
+}
+
+/// Waits until the live text changes: `true`, or `false` once its sender is gone; never
+/// ready without one.
+async fn text_changed(text: &mut Option<watch::Receiver<LiveShown>>) -> bool {
+    match text {
+        Some(receiver) => receiver.changed().await.is_ok(),
+        None => std::future::pending().await,
+    }
 }
 
 /// Posts the status card, or edits the posted one, as a future that owns what it needs (so

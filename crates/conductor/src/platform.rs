@@ -10,12 +10,16 @@ use tokio::sync::{mpsc, watch};
 use yetibot_chat_adapters::{Event, HistoryError, HistoryLimits, Outbox, Place, SendError};
 use yetibot_command::limits::{MAX_THREAD_BYTES, MAX_THREAD_MESSAGES};
 use yetibot_command::{
-    Platform, PlatformError, Progress, ThreadError, ThreadMessage, ThreadSource,
+    LiveText, Platform, PlatformError, Progress, ThreadError, ThreadMessage, ThreadSource,
 };
 
 /// The most interim messages one request sends before the conductor has posted them: more
 /// than a tool loop can produce (one per turn, at most 21 turns), so none is ever dropped.
 pub(crate) const MAX_INTERIM_MESSAGES: usize = 32;
+
+/// The most bytes of an answer's text shown while it is written; past it the text shown
+/// ends with `…` until the finished answer replaces it.
+pub const MAX_LIVE_TEXT_BYTES: usize = 16 * 1024;
 
 /// One request's platform.
 pub(crate) struct RequestPlatform {
@@ -25,6 +29,7 @@ pub(crate) struct RequestPlatform {
     thread: Option<PlatformThread>,
     progress: Option<watch::Sender<Option<Progress>>>,
     interim: Option<mpsc::Sender<String>>,
+    live_text: Option<watch::Sender<LiveShown>>,
 }
 
 impl RequestPlatform {
@@ -42,6 +47,7 @@ impl RequestPlatform {
             thread,
             progress: None,
             interim: None,
+            live_text: None,
         }
     }
 
@@ -58,6 +64,60 @@ impl RequestPlatform {
         let (sender, receiver) = mpsc::channel(MAX_INTERIM_MESSAGES);
         self.interim = Some(sender);
         (self, receiver)
+    }
+
+    /// The same platform, also showing the answer's text as the model writes it; the
+    /// receiver sees the text so far (bounded by [`MAX_LIVE_TEXT_BYTES`]).
+    pub(crate) fn with_live_text(mut self) -> (Self, watch::Receiver<LiveShown>) {
+        let (sender, receiver) = watch::channel(LiveShown::default());
+        self.live_text = Some(sender);
+        (self, receiver)
+    }
+}
+
+/// The answer's text so far, as the status card shows it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct LiveShown {
+    /// The text, at most [`MAX_LIVE_TEXT_BYTES`].
+    pub(crate) text: String,
+    /// Whether the bound was reached (the text ends with `…`, and more is ignored).
+    full: bool,
+}
+
+impl LiveShown {
+    /// Adds `piece`, keeping the text within [`MAX_LIVE_TEXT_BYTES`]: the piece that would
+    /// cross the bound is cut at a character boundary and `…` marks the cut. Whether the
+    /// text changed.
+    fn append(&mut self, piece: &str) -> bool {
+        const CUT: &str = "…";
+        if piece.is_empty() || self.full {
+            return false;
+        }
+        if self.text.len() + piece.len() <= MAX_LIVE_TEXT_BYTES {
+            self.text.push_str(piece);
+            return true;
+        }
+        let keep = MAX_LIVE_TEXT_BYTES - CUT.len();
+        let mut end = keep.saturating_sub(self.text.len()).min(piece.len());
+        while !piece.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.text.push_str(&piece[..end]);
+        let mut at = keep.min(self.text.len());
+        while !self.text.is_char_boundary(at) {
+            at -= 1;
+        }
+        self.text.truncate(at);
+        self.text.push_str(CUT);
+        self.full = true;
+        true
+    }
+
+    /// Clears the text for a new turn. Whether there was any.
+    fn restart(&mut self) -> bool {
+        let had = !self.text.is_empty();
+        *self = Self::default();
+        had
     }
 }
 
@@ -100,6 +160,24 @@ impl Platform for RequestPlatform {
     fn interim(&self, text: String) {
         if let Some(sender) = &self.interim {
             let _ = sender.try_send(text);
+        }
+    }
+
+    fn shows_live_text(&self) -> bool {
+        self.live_text.is_some()
+    }
+
+    fn live_text(&self, piece: LiveText<'_>) {
+        let Some(sender) = &self.live_text else {
+            return;
+        };
+        match piece {
+            LiveText::Append(text) => {
+                sender.send_if_modified(|shown| shown.append(text));
+            }
+            LiveText::Restart => {
+                sender.send_if_modified(LiveShown::restart);
+            }
         }
     }
 }
@@ -145,5 +223,50 @@ impl ThreadSource for PlatformThread {
                 })
                 .collect())
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[test]
+    fn live_text_is_bounded_and_marks_the_cut() {
+        let mut shown = LiveShown::default();
+        assert!(shown.append("Hello, "));
+        assert!(!shown.append(""));
+        let long = "é".repeat(MAX_LIVE_TEXT_BYTES);
+        assert!(shown.append(&long));
+        assert!(shown.text.len() <= MAX_LIVE_TEXT_BYTES);
+        assert!(shown.text.starts_with("Hello, é") && shown.text.ends_with("é…"));
+        assert!(!shown.append("more"), "nothing is added past the cut");
+        assert!(shown.restart());
+        assert!(!shown.restart());
+        assert!(shown.append("next turn"));
+        assert_eq!(shown.text, "next turn");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn live_text_never_exceeds_its_bound(
+            pieces in prop::collection::vec("[a-z é€😀]{0,2000}", 0..30),
+        ) {
+            let mut shown = LiveShown::default();
+            let mut all = String::new();
+            for piece in &pieces {
+                shown.append(piece);
+                all.push_str(piece);
+            }
+            prop_assert!(shown.text.len() <= MAX_LIVE_TEXT_BYTES);
+            if all.len() <= MAX_LIVE_TEXT_BYTES {
+                prop_assert_eq!(&shown.text, &all);
+            } else {
+                let kept = shown.text.strip_suffix('…').expect("cut marked");
+                prop_assert!(all.starts_with(kept));
+            }
+        }
     }
 }

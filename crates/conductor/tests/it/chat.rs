@@ -51,6 +51,8 @@ struct Memory {
     refuse_answers: std::sync::atomic::AtomicBool,
     /// Counts completed posts, for tests that wait for one.
     posts: tokio::sync::watch::Sender<u64>,
+    /// Every message ever posted or put in place of another, in order.
+    every: Mutex<Vec<Outgoing>>,
 }
 
 impl Memory {
@@ -66,10 +68,15 @@ impl Memory {
             hold: Mutex::new(None),
             refuse_answers: std::sync::atomic::AtomicBool::new(false),
             posts: tokio::sync::watch::Sender::new(0),
+            every: Mutex::new(Vec::new()),
         })
     }
 
     fn add(&self, messages: Vec<Outgoing>) -> Vec<String> {
+        self.every
+            .lock()
+            .expect("every")
+            .extend(messages.iter().cloned());
         let mut visible = self.visible.lock().expect("visible");
         messages
             .into_iter()
@@ -1409,4 +1416,134 @@ async fn platforms_without_live_replies_get_only_the_final_answer() {
 
 fn texts_of(outbox: &Memory) -> Vec<String> {
     texts(outbox, Role::Answer)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_shows_the_answer_as_it_is_written_redacted_then_the_answer_replaces_it() {
+    const KEY: &str = "sk-live-0123456789abcdef";
+    let fixture = Fixture::start().await.expect("fixture");
+    // The key the provider is configured with comes back split across three events.
+    let pieces = [
+        "Your key is sk-li",
+        "ve-01234567",
+        "89abcdef and",
+        " that is all.",
+    ];
+    let mut events: Vec<String> = pieces
+        .iter()
+        .map(|p| format!("data: {}\n\n", script::chat_text_chunk(p)))
+        .collect();
+    events.push(format!(
+        "data: {}\n\n",
+        script::chat_finish_chunk("stop", 5, 9)
+    ));
+    events.push("data: [DONE]\n\n".to_owned());
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::sse_chunks(events).slow(Duration::from_millis(150)),
+    );
+    let providers = ProviderSet::from_config(
+        None,
+        &[ProviderConfig {
+            name: Some("local".into()),
+            url: Some(fixture.url("/v1")),
+            model: Some("m1".into()),
+            key: Some(yetibot_redaction::Secret::new(KEY)),
+            ..ProviderConfig::default()
+        }],
+    )
+    .expect("providers");
+    let services = yetibot_ai_commands::AiServices::new(
+        Client::new(ClientOptions::default()).expect("client"),
+        providers,
+        Host::new(ServerSet::default(), HostOptions::new()).expect("host"),
+        policy(),
+        Arc::new(tokio::time::Instant::now),
+    );
+    let outbox = Memory::new(Limits::WEB);
+    let bot = Arc::new(Conductor::new(
+        Arc::new(interpreter(&Gates::new(), Some(services))),
+        ConductorOptions {
+            status_interval: Duration::from_millis(20),
+            ..ConductorOptions::default()
+        },
+    ));
+    bot.handle(incoming(
+        message("m1", "!ai --no-tools What is my key?"),
+        &outbox,
+    ))
+    .await;
+    let every = outbox.every.lock().expect("every").clone();
+    let cards: Vec<&str> = every
+        .iter()
+        .filter(|m| m.role == Role::Status)
+        .map(|m| m.text.as_str())
+        .collect();
+    // The text grew in the card while it streamed ...
+    assert!(cards.len() >= 2, "{cards:?}");
+    assert!(cards.iter().any(|c| c.contains("Your key is")), "{cards:?}");
+    // ... and no card, not even for one edit, ever held any part of the key that could
+    // only have come from it.
+    for card in &cards {
+        assert!(!card.contains("ve-01234567"), "{card}");
+        assert!(!card.contains("89abcdef"), "{card}");
+    }
+    // The finished answer replaced the card, redacted.
+    assert!(outbox.of_role(Role::Status).is_empty());
+    let answers = texts(&outbox, Role::Answer);
+    assert_eq!(answers.len(), 1);
+    assert!(
+        answers[0].contains("[redacted]") && !answers[0].contains(KEY),
+        "{answers:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_is_shown_live_only_where_it_is_the_callers_answer_and_the_platform_shows_it() {
+    let fixture = Fixture::start().await.expect("fixture");
+    let events = [
+        format!("data: {}\n\n", script::chat_text_chunk("alpha beta")),
+        format!("data: {}\n\n", script::chat_finish_chunk("stop", 1, 2)),
+        "data: [DONE]\n\n".to_owned(),
+    ];
+    for _ in 0..2 {
+        fixture.route(
+            "/v1/chat/completions",
+            Reply::sse_chunks(events.clone()).slow(Duration::from_millis(100)),
+        );
+    }
+    let options = ConductorOptions {
+        status_interval: Duration::from_millis(10),
+        ..ConductorOptions::default()
+    };
+    // Piped on, the text is not what the caller gets: no card shows it.
+    let web = Memory::new(Limits::WEB);
+    let bot = Arc::new(Conductor::new(
+        Arc::new(interpreter(&Gates::new(), Some(ai(&fixture)))),
+        options,
+    ));
+    bot.handle(incoming(
+        message("m1", "!ai --no-tools say it | echo piped: %s"),
+        &web,
+    ))
+    .await;
+    let every = web.every.lock().expect("every").clone();
+    assert!(
+        every
+            .iter()
+            .all(|m| !(m.role == Role::Status && m.text.contains("alpha")))
+    );
+    assert_eq!(texts(&web, Role::Answer), ["piped: alpha beta"]);
+    // Discord shows the finished answer only.
+    let discord = Memory::new(Limits::DISCORD);
+    bot.handle(incoming(message("m2", "!ai --no-tools say it"), &discord))
+        .await;
+    let every = discord.every.lock().expect("every").clone();
+    assert!(
+        every
+            .iter()
+            .all(|m| !(m.role == Role::Status && m.text.contains("alpha"))),
+        "{every:?}"
+    );
+    assert_eq!(texts(&discord, Role::Answer), ["alpha beta"]);
 }
