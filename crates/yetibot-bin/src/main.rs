@@ -329,6 +329,14 @@ async fn serve(config: Config) -> ExitCode {
         report
     };
     let (report, (), ()) = tokio::join!(supervised, console_run, adapters_run);
+    tracing::info!(
+        started = report.started,
+        queued = report.queued,
+        refused = report.refused,
+        panicked = report.panicked,
+        turned_away = report.turned_away,
+        "requests served this run"
+    );
     if report.cancelled > 0 {
         tracing::warn!(
             "{} request(s) still running after {:?} were cancelled",
