@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 use yetibot_redaction::Secret;
 
-use crate::capability::{self, Capabilities};
+use crate::capability::{self, Capabilities, OutputTokenParam};
 use crate::error::Error;
 
 /// The default and ceiling for a Responses provider's server-side `:max-turns`.
@@ -62,6 +62,10 @@ pub struct ProviderConfig {
     /// the rare server that refuses streamed requests; such a turn's whole generation must
     /// then arrive within one read deadline.
     pub stream: Option<bool>,
+    /// The Chat Completions field that carries the output cap (`:output-token-field`):
+    /// `max_completion_tokens` (the default) or `max_tokens`, for servers that know only
+    /// the older field. Responses always uses `max_output_tokens`.
+    pub output_token_field: Option<String>,
 }
 
 /// The output cap of a prompt's turns when `:max-output-tokens` is not configured.
@@ -539,8 +543,37 @@ fn validate_provider(
             }
         },
     };
+    let output_field = match (config.output_token_field.as_deref(), api) {
+        (None, _) => Some(None),
+        (Some("max_completion_tokens"), Some(WireApi::ChatCompletions)) => {
+            Some(Some(OutputTokenParam::MaxCompletionTokens))
+        }
+        (Some("max_tokens"), Some(WireApi::ChatCompletions)) => {
+            Some(Some(OutputTokenParam::MaxTokens))
+        }
+        (Some("max_completion_tokens" | "max_tokens"), Some(WireApi::Responses)) => {
+            fail(
+                "output-token-field",
+                "applies to :api \"chat-completions\" only (Responses uses max_output_tokens)",
+            );
+            None
+        }
+        // The API itself is invalid and already reported.
+        (Some("max_completion_tokens" | "max_tokens"), None) => Some(None),
+        (Some(_), _) => {
+            fail(
+                "output-token-field",
+                "must be \"max_completion_tokens\" or \"max_tokens\"",
+            );
+            None
+        }
+    };
     let (base_url, credential, api, native_tools) = (base_url?, credential?, api?, native_tools?);
-    let capabilities = capability::derive(&base_url, api, &credential, !native_tools.is_empty());
+    let mut capabilities =
+        capability::derive(&base_url, api, &credential, !native_tools.is_empty());
+    if let Some(field) = output_field? {
+        capabilities.output_tokens = field;
+    }
     Some(Provider {
         name: name?,
         base_url,

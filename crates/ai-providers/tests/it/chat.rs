@@ -553,6 +553,15 @@ async fn the_output_token_field_follows_the_flag() {
     let body = sent(&fixture);
     assert_eq!(body["max_tokens"], 2048);
     assert!(body.get("max_completion_tokens").is_none());
+    // An operator picks the older field for a server that knows only it.
+    let older = provider(ProviderConfig {
+        output_token_field: Some("max_tokens".into()),
+        ..config("older", &fixture.url("/v1"))
+    });
+    run(&older, &request).await.0.expect("turn");
+    let body = sent(&fixture);
+    assert_eq!(body["max_tokens"], 2048);
+    assert!(body.get("max_completion_tokens").is_none());
 }
 
 #[tokio::test]

@@ -94,6 +94,7 @@ static PROVIDER: Shape = Shape::Section {
         field("context-length", &INT),
         field("max-output-tokens", &INT),
         field("stream", &BOOL),
+        field("output-token-field", &STR),
     ],
 };
 

@@ -1874,3 +1874,27 @@ fn concurrency_limits_are_read_from_the_file_and_the_environment_and_checked() {
         ],
     );
 }
+
+#[test]
+fn the_output_token_field_is_checked() {
+    let provider = |extra: &str| {
+        format!(
+            r#"{{:yetibot {{:ai {{:providers [{{:name "p" :url "http://127.0.0.1:9/v1" :model "m" {extra}}}]}}}}}}"#
+        )
+    };
+    ok(&provider(r#":output-token-field "max_tokens""#), &[]);
+    err(
+        &provider(r#":output-token-field "max-tokens""#),
+        &[],
+        &[
+            r#"yetibot.ai.providers[0].output-token-field: must be "max_completion_tokens" or "max_tokens""#,
+        ],
+    );
+    err(
+        &provider(r#":api "responses" :output-token-field "max_tokens""#),
+        &[],
+        &[
+            r#"yetibot.ai.providers[0].output-token-field: applies to :api "chat-completions" only (Responses uses max_output_tokens)"#,
+        ],
+    );
+}
