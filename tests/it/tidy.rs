@@ -417,6 +417,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "yetibot-conversation",
             "yetibot-history",
             "yetibot-json-util",
+            "yetibot-redaction",
         ],
     ),
     (

@@ -77,6 +77,16 @@ pub fn commands(services: Arc<AiServices>) -> Vec<CommandSpec> {
             ai.clone(),
         )
         .route(
+            Some(r"^proposal\s+[A-Za-z0-9_-]{1,64}(\s+[0-9]{1,3})?$"),
+            "ai proposal <id> [<page>] # review a pending GitHub change proposal, page by page",
+            ai.clone(),
+        )
+        .route(
+            Some(r"^(approve|cancel)\s+[A-Za-z0-9_-]{1,64}$"),
+            "ai approve <id> | ai cancel <id> # approve (after reviewing every page) or cancel a pending proposal",
+            ai.clone(),
+        )
+        .route(
             None,
             "ai [--provider <name>] [--model <id>] [--toolset <name>] [--no-tools] [--max-tool-calls <n>] [--] <prompt> # ask a model",
             ai.clone(),
@@ -126,15 +136,70 @@ impl Handler for Ai {
                 ("toolsets", "") => listing::toolsets(services),
                 ("tools", selector) => listing::tools(services, &call, selector).await,
                 ("default", rest) => listing::default(services, &call, rest).await,
+                ("proposal" | "approve" | "cancel", rest) if proposal_id(word, rest).is_some() => {
+                    no_proposal(&call, word, rest)
+                }
                 _ => prompt::run(services, &call, typed, Command::Ai, None).await,
             }
         })
     }
 }
 
+/// The proposal ID of `ai proposal <id> [<page>]`, `ai approve <id>` or `ai cancel <id>`:
+/// one word of letters, digits, `-` and `_` (at most 64), and for `proposal` an optional page
+/// number. Anything else after these words is a prompt.
+fn proposal_id<'a>(word: &str, rest: &'a str) -> Option<&'a str> {
+    let mut parts = rest.split_whitespace();
+    let id = parts.next()?;
+    let page = parts.next();
+    let well_formed = !id.is_empty()
+        && id.len() <= 64
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    let page_ok = match (word, page) {
+        (_, None) => true,
+        ("proposal", Some(page)) => {
+            (1..=3).contains(&page.len()) && page.bytes().all(|b| b.is_ascii_digit())
+        }
+        _ => false,
+    };
+    (well_formed && page_ok && parts.next().is_none()).then_some(id)
+}
+
+/// Reviewing, approving and cancelling a proposal never reach a model. They are the
+/// caller's own consent, so they must be typed alone; and as this build makes no proposals
+/// yet (the guarded pull-request workflow is not built), none is ever pending.
+fn no_proposal(call: &Call<'_>, word: &str, rest: &str) -> Outcome {
+    if !call.runner.is_direct() {
+        return Outcome::error(format!(
+            "`ai {word}` must be sent on its own, typed by you: a pipe, alias or generated \
+             command cannot review, approve or cancel a proposal"
+        ));
+    }
+    let id = proposal_id(word, rest).unwrap_or_default();
+    Outcome::error(format!(
+        "there is no pending proposal `{id}`: this bot has made no proposal to {word} \
+         (proposals expire when the bot restarts)"
+    ))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::grok_opens_thread;
+    use super::{grok_opens_thread, proposal_id};
+
+    #[test]
+    fn only_a_well_formed_proposal_id_is_a_proposal_command() {
+        assert_eq!(proposal_id("proposal", "p-1"), Some("p-1"));
+        assert_eq!(proposal_id("proposal", "p_1 2"), Some("p_1"));
+        assert_eq!(proposal_id("approve", "abc"), Some("abc"));
+        assert_eq!(proposal_id("approve", "abc 2"), None);
+        assert_eq!(proposal_id("cancel", "this plan please"), None);
+        assert_eq!(proposal_id("proposal", ""), None);
+        assert_eq!(proposal_id("proposal", "a 1234"), None);
+        assert_eq!(proposal_id("proposal", &"x".repeat(65)), None);
+        assert_eq!(proposal_id("proposal", "a\u{202e}b"), None);
+    }
 
     #[test]
     fn grok_opens_a_reply_thread_unless_told_not_to() {

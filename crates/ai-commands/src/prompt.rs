@@ -151,9 +151,9 @@ async fn plan<'s>(
         model: route.model.clone(),
     };
     let tools_on = !options.no_tools && command != Command::TextOnly;
-    if tools_on && options.toolset.is_some() {
-        // Naming a toolset asks for its tools: a provider without tool calling cannot
-        // serve it.
+    if tools_on {
+        // A provider with tool calling off refuses a tool-enabled request before anything
+        // is discovered or sent, rather than quietly answering without the tools.
         check_tool_calling(provider.tool_calling(), false)
             .map_err(|error| Outcome::error(error.to_string()))?;
     }

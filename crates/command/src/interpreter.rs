@@ -87,6 +87,7 @@ pub struct Interpreter {
     embedded: bool,
     random: Mutex<Box<dyn RandomSource + Send>>,
     disabled: Mutex<HashMap<String, BTreeSet<Category>>>,
+    secrets: yetibot_redaction::Secrets,
 }
 
 impl std::fmt::Debug for Interpreter {
@@ -326,7 +327,17 @@ impl Interpreter {
             embedded: settings.embedded_commands,
             random: Mutex::new(random),
             disabled: Mutex::new(HashMap::new()),
+            secrets: yetibot_redaction::Secrets::empty(),
         }
+    }
+
+    /// The same interpreter redacting `secrets` from every reply, whichever command produced
+    /// it (`!echo` of a configured key included). Every reply also loses its bidirectional
+    /// controls, with or without secrets.
+    #[must_use]
+    pub fn with_secrets(mut self, secrets: yetibot_redaction::Secrets) -> Self {
+        self.secrets = secrets;
+        self
     }
 
     /// The same interpreter recording chat into `history` and reading from it: every message
@@ -461,7 +472,9 @@ impl Interpreter {
                 ..Scope::typed(caller, &budget)
             };
             if let Ok(piped) = self.eval(&expr, &scope).await {
-                replies.push((expr.to_line(), Reply::from(piped)));
+                let mut reply = Reply::from(piped);
+                crate::hygiene::present(&mut reply, &self.secrets);
+                replies.push((expr.to_line(), reply));
             }
         }
         replies
@@ -502,17 +515,23 @@ impl Interpreter {
     async fn run_expression(&self, caller: &Caller, line: &str) -> Reply {
         let expr = match syntax::parse(line) {
             Ok(expr) => expr,
-            Err(error) => return Reply::failed(parse_failure(&error)),
+            Err(error) => {
+                let mut reply = Reply::failed(parse_failure(&error));
+                crate::hygiene::present(&mut reply, &self.secrets);
+                return reply;
+            }
         };
         let budget = Budget::new();
         let scope = Scope::typed(caller, &budget);
-        match self.eval(&expr, &scope).await {
+        let mut reply = match self.eval(&expr, &scope).await {
             Ok(piped) => Reply::from(piped),
             Err(error) => Reply {
                 data: budget.take_error_data(&error),
                 ..Reply::failed(error)
             },
-        }
+        };
+        crate::hygiene::present(&mut reply, &self.secrets);
+        reply
     }
 
     /// The top-level backtick sub-expressions of an ordinary chat line whose first word is

@@ -4,6 +4,7 @@ mod caller;
 mod commands;
 mod config;
 mod error;
+mod hygiene;
 mod interpreter;
 pub mod limits;
 mod platform;

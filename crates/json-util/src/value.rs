@@ -193,6 +193,41 @@ impl Object {
         self.entries.iter().map(|(k, v)| (k.as_str(), v))
     }
 
+    /// The values in insertion order, to change in place (the keys stay as they are).
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut Value> {
+        self.entries.iter_mut().map(|(_, v)| v)
+    }
+
+    /// Rewrites the keys: `rename` returns a key's new name, or `None` to keep it. A key
+    /// that then equals an earlier one gets the suffix ` (2)`, ` (3)` and so on, so no entry
+    /// is lost and keys stay distinct. Linear in the number of keys.
+    pub fn rename_keys(&mut self, mut rename: impl FnMut(&str) -> Option<String>) {
+        let renamed: Vec<Option<String>> = self.entries.iter().map(|(k, _)| rename(k)).collect();
+        if renamed.iter().all(Option::is_none) {
+            return;
+        }
+        let mut taken = std::collections::HashSet::with_capacity(self.entries.len());
+        // The next suffix to try per name, so many equal names cost linear time in all.
+        let mut next: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
+        for ((key, _), new) in self.entries.iter_mut().zip(renamed) {
+            let base = new.unwrap_or_else(|| std::mem::take(key));
+            let mut unique = base.clone();
+            if taken.contains(&unique) {
+                let mut n = next.get(&base).copied().unwrap_or(2);
+                loop {
+                    unique = format!("{base} ({n})");
+                    n += 1;
+                    if !taken.contains(&unique) {
+                        break;
+                    }
+                }
+                next.insert(base, n);
+            }
+            taken.insert(unique.clone());
+            *key = unique;
+        }
+    }
+
     /// Builds an object from entries whose keys the caller has already proven distinct.
     pub(crate) fn from_distinct(entries: Vec<(String, Value)>) -> Self {
         Self { entries }
@@ -230,6 +265,20 @@ mod tests {
         let (x, y) = (Value::parse(a).unwrap(), Value::parse(b).unwrap());
         assert_eq!(x == y, equal, "{a} vs {b}");
         assert_eq!(y == x, equal, "{b} vs {a}");
+    }
+
+    #[test]
+    fn renamed_keys_stay_distinct_and_keep_every_entry() {
+        let Value::Object(mut object) = Value::parse(r#"{"a":1,"b":2,"a2":3}"#).unwrap() else {
+            panic!("an object");
+        };
+        object.rename_keys(|k| (k == "a2" || k == "b").then(|| "a".to_owned()));
+        let keys: Vec<&str> = object.iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, ["a", "a (2)", "a (3)"]);
+        for value in object.values_mut() {
+            *value = Value::Null;
+        }
+        assert!(object.iter().all(|(_, v)| *v == Value::Null));
     }
 
     #[test]

@@ -178,7 +178,9 @@ pub async fn wire(
         stores.aliases,
         Box::new(SplitMix64::new(seed())),
         config.settings.clone(),
-    );
+    )
+    // Whatever a command prints (`!echo` of a configured key included) is redacted.
+    .with_secrets(config.secrets.clone());
     if !config.history_enabled {
         return Ok(Wiring {
             interpreter,

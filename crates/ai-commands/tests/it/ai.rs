@@ -815,3 +815,66 @@ async fn an_alias_of_ai_keeps_piped_text_out_of_the_prompt() {
         assert!(data.contains(piped), "{data}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn proposal_review_approval_and_cancellation_never_reach_a_model() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/a/v1/chat/completions",
+        Reply::json(script::chat_completion("a paid answer")),
+    );
+    let providers =
+        ProviderSet::from_config(None, &[provider("a", fixture.url("/a/v1"), Some("m-a"))])
+            .expect("providers");
+    let bot = bot(services(providers, Hand::new().clock()), &["ADMIN"]);
+    let user = caller("U1");
+    for line in [
+        "ai proposal p-123",
+        "ai proposal p-123 2",
+        "ai approve p-123",
+        "ai cancel p-123",
+    ] {
+        let reply = bot.run(&user, line).await;
+        let error = reply.error.as_deref().unwrap_or_default();
+        assert!(
+            error.contains("no pending proposal `p-123`"),
+            "{line}: {error}"
+        );
+    }
+    // Consent is the caller's own: never through a pipe or a sub-expression.
+    let piped = shown(&bot.run(&user, "echo x | ai approve p-123").await);
+    assert!(piped.contains("must be sent on its own"), "{piped}");
+    let nested = shown(&bot.run(&user, "echo `ai cancel p-123`").await);
+    assert!(nested.contains("must be sent on its own"), "{nested}");
+    assert!(posts(&fixture).is_empty(), "{:?}", posts(&fixture));
+    // More words after them make a prompt again.
+    bot.run(&user, "ai --no-tools approve this plan please")
+        .await;
+    assert_eq!(posts(&fixture), ["/a/v1/chat/completions"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_without_tool_calling_refuses_tool_enabled_prompts_before_sending() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/a/v1/chat/completions",
+        Reply::json(script::chat_completion("plain answer")),
+    );
+    let providers = ProviderSet::from_config(
+        None,
+        &[ProviderConfig {
+            tool_calling: Some(false),
+            ..provider("a", fixture.url("/a/v1"), Some("m-a"))
+        }],
+    )
+    .expect("providers");
+    let bot = bot(services(providers, Hand::new().clock()), &[]);
+    let user = caller("U1");
+    let refused = shown(&bot.run(&user, "ai What is new?").await);
+    assert!(refused.contains("use --no-tools"), "{refused}");
+    assert!(posts(&fixture).is_empty());
+    assert_eq!(
+        shown(&bot.run(&user, "ai --no-tools What is new?").await),
+        "plain answer"
+    );
+}

@@ -1083,3 +1083,30 @@ async fn a_provider_that_dies_mid_stream_or_sends_garbage_fails_the_command_clea
     }
     assert_eq!(fixture.requests().len(), 2, "nothing is retried");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn whatever_prints_a_configured_credential_shows_it_redacted_and_no_bidi_controls() {
+    let fixture = Fixture::start().await.expect("fixture");
+    let edn = one_provider(&fixture, "");
+    let out = run_ai(edn.clone(), vec![format!("echo my key is {CANARY}")]).await;
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{shown}");
+    assert!(!shown.contains(CANARY), "{shown}");
+    assert!(shown.contains("my key is [redacted]"), "{shown}");
+    // A right-to-left override would show "evil" reversed; it is removed.
+    let out = run_ai(
+        edn.clone(),
+        vec!["echo \u{202e}evil\u{202c} and \u{2067}iso\u{2069}".into()],
+    )
+    .await;
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(shown.trim_end(), "evil and iso");
+    // Errors too, even one that quotes the line.
+    let out = run_ai(edn, vec![format!("nosuchcommand {CANARY}")]).await;
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!all.contains(CANARY), "{all}");
+}
