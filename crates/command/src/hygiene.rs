@@ -134,7 +134,7 @@ mod tests {
             let mut shown = Reply {
                 value: Value::Object(object),
                 data: None,
-                error: Some(text.clone()),
+                error: Some(text),
                 meta: None,
             };
             present(&mut shown, &Secrets::empty());
