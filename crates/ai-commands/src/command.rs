@@ -132,8 +132,8 @@ impl Handler for Ai {
                 ("models", rest) if !rest.contains(char::is_whitespace) => {
                     listing::models(services, (!rest.is_empty()).then_some(rest)).await
                 }
-                ("servers", "") => listing::servers(services),
-                ("toolsets", "") => listing::toolsets(services),
+                ("servers", "") => listing::servers(services, &call),
+                ("toolsets", "") => listing::toolsets(services, &call),
                 ("tools", selector) => listing::tools(services, &call, selector).await,
                 ("default", rest) => listing::default(services, &call, rest).await,
                 ("proposal" | "approve" | "cancel", rest) if proposal_id(word, rest).is_some() => {

@@ -175,26 +175,57 @@ fn pricing_record(pricing: &Pricing) -> serde_json::Value {
 }
 
 /// `ai servers`: the configured MCP servers.
-pub(crate) fn servers(services: &AiServices) -> Outcome {
-    let rows = yetibot_mcp_host::server_rows(services.host.servers());
+pub(crate) fn servers(services: &AiServices, call: &Call<'_>) -> Outcome {
+    let policy = &services.policy;
+    let context = listing_context(services, call);
+    // With named toolsets, a caller sees the servers their toolsets read from; a writer
+    // connection (a github-pr toolset's `:write-server`) is never listed, since no prompt
+    // reads from it.
+    let readable: Option<std::collections::HashSet<&str>> =
+        (!policy.toolsets().is_empty()).then(|| {
+            policy
+                .toolsets()
+                .iter()
+                .filter(|toolset| toolset.admits(&context.provenance))
+                .flat_map(|toolset| toolset.servers.iter().map(|s| s.name.as_str()))
+                .collect()
+        });
+    let configured = services.host.servers();
+    let rows: Vec<String> = configured
+        .servers()
+        .iter()
+        .zip(yetibot_mcp_host::server_rows(configured))
+        .filter(|(server, _)| readable.as_ref().is_none_or(|r| r.contains(server.name())))
+        .map(|(_, row)| row)
+        .collect();
     if rows.is_empty() {
-        return Outcome::text("no MCP servers are configured");
+        return Outcome::text(if configured.servers().is_empty() {
+            "no MCP servers are configured"
+        } else {
+            "no MCP server is available to you"
+        });
     }
     Outcome::lines(rows)
 }
 
-/// `ai toolsets`: the named toolsets, the default marked.
-pub(crate) fn toolsets(services: &AiServices) -> Outcome {
+/// `ai toolsets`: the named toolsets this caller may use, the default marked. A toolset
+/// whose users or adapters exclude the caller is not shown to them.
+pub(crate) fn toolsets(services: &AiServices, call: &Call<'_>) -> Outcome {
     let policy = &services.policy;
     if policy.toolsets().is_empty() {
         return Outcome::text(
             "no named toolsets are configured: every configured MCP server is available to prompts",
         );
     }
+    let context = listing_context(services, call);
     let default = policy.default_toolset().map(|t| t.name.as_str());
     let mut rows = Vec::new();
     let mut records = Vec::new();
-    for toolset in policy.toolsets() {
+    for toolset in policy
+        .toolsets()
+        .iter()
+        .filter(|toolset| toolset.admits(&context.provenance))
+    {
         let servers: Vec<&str> = toolset.servers.iter().map(|s| s.name.as_str()).collect();
         rows.push(Value::String(format!(
             "{} ({}){}: servers {}",
@@ -218,6 +249,9 @@ pub(crate) fn toolsets(services: &AiServices) -> Outcome {
             "servers": servers,
             "native_tools": toolset.native_tools,
         })));
+    }
+    if rows.is_empty() {
+        return Outcome::text("no named toolset is available to you");
     }
     Outcome::Data {
         value: Value::Array(rows),

@@ -70,21 +70,7 @@ impl<'a> Selection<'a> {
         let Some(toolset) = self.toolset else {
             return Ok(());
         };
-        let restricted = !toolset.users.is_empty()
-            || !toolset.adapters.is_empty()
-            || toolset.kind != ToolsetKind::Search;
-        let identity = request.provenance.identity();
-        if restricted && identity.is_none() {
-            return Err(Error::Denied(Denial::UntrustedIdentity));
-        }
-        if let Some(identity) = identity {
-            if !toolset.adapters.is_empty() && !toolset.adapters.contains(&identity.adapter()) {
-                return Err(Error::Denied(Denial::Adapter));
-            }
-            if !toolset.users.is_empty() && !toolset.users.iter().any(|u| u == identity.user_id()) {
-                return Err(Error::Denied(Denial::User));
-            }
-        }
+        check_identity(toolset, &request.provenance)?;
         if !toolset.providers.is_empty() {
             let allowed = toolset
                 .providers
@@ -202,6 +188,43 @@ impl Denial {
                 "the selected provider has tool calling turned off; use --no-tools"
             }
         }
+    }
+}
+
+/// Whether a request from `provenance` passes `toolset`'s identity rules: its users and
+/// adapters, and a trusted platform identity for a restricted toolset. The provider and
+/// model rule depends on the request's route and is checked by [`Selection::authorize`].
+///
+/// # Errors
+///
+/// [`Error::Denied`] naming the rule that failed (never the identity itself).
+fn check_identity(toolset: &Toolset, provenance: &Provenance) -> Result<(), Error> {
+    let restricted = !toolset.users.is_empty()
+        || !toolset.adapters.is_empty()
+        || toolset.kind != ToolsetKind::Search;
+    let identity = provenance.identity();
+    if restricted && identity.is_none() {
+        return Err(Error::Denied(Denial::UntrustedIdentity));
+    }
+    if let Some(identity) = identity {
+        if !toolset.adapters.is_empty() && !toolset.adapters.contains(&identity.adapter()) {
+            return Err(Error::Denied(Denial::Adapter));
+        }
+        if !toolset.users.is_empty() && !toolset.users.iter().any(|u| u == identity.user_id()) {
+            return Err(Error::Denied(Denial::User));
+        }
+    }
+    Ok(())
+}
+
+impl Toolset {
+    /// Whether a caller from `provenance` may use this toolset as far as identity goes (its
+    /// users and adapters; a restricted toolset needs a trusted platform identity). What
+    /// discovery (`ai toolsets`, `ai servers`) shows a caller: a toolset they can never use
+    /// is not listed to them.
+    #[must_use]
+    pub fn admits(&self, provenance: &Provenance) -> bool {
+        check_identity(self, provenance).is_ok()
     }
 }
 

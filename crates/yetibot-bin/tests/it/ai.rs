@@ -1110,3 +1110,44 @@ async fn whatever_prints_a_configured_credential_shows_it_redacted_and_no_bidi_c
     );
     assert!(!all.contains(CANARY), "{all}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discovery_lists_only_the_toolsets_and_servers_the_caller_may_use() {
+    let edn = r#"{:yetibot
+ {:local {:user-id "OP" :user-name "operator"}
+  :ai {:providers [{:name "local" :url "http://127.0.0.1:9/v1" :model "llama3.2"}]
+       :mcp {:servers [{:name "web" :url "http://127.0.0.1:9/mcp"}
+                       {:name "github-read" :command "/bin/true"
+                        :github-api-token "READ_TOKEN_PLACEHOLDER"}
+                       {:name "github-write" :command "/bin/true"}]
+             :toolsets [{:name "search" :kind "search" :servers [{:name "web"}]}
+                        {:name "github-read" :kind "github-read" :users ["SLACK_USER_ID"]
+                         :adapters ["slack"] :repositories ["your-org/your-repo"]
+                         :providers [{:name "local" :models ["llama3.2"]}]
+                         :servers [{:name "github-read"}]}
+                        {:name "github-pr" :kind "github-pr" :users ["SLACK_USER_ID"]
+                         :adapters ["slack" "discord"] :repositories ["your-org/your-repo"]
+                         :providers [{:name "local" :models ["llama3.2"]}]
+                         :base-branches ["main"] :allowed-paths ["src/"]
+                         :branch-prefix "yetibot/ai-" :write-server "github-write"
+                         :servers [{:name "github-read"}]}]}}}}"#;
+    let out = run_ai(edn.to_owned(), vec!["ai toolsets".into()]).await;
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{shown} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        shown.contains("search (search), default: servers web"),
+        "{shown}"
+    );
+    assert!(!shown.contains("github"), "{shown}");
+    let out = run_ai(edn.to_owned(), vec!["ai servers".into()]).await;
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{shown}");
+    assert!(shown.contains("`web`"), "{shown}");
+    // github-read serves only toolsets this caller may not use, and github-write is a
+    // writer connection: neither is listed.
+    assert!(!shown.contains("github"), "{shown}");
+}
