@@ -2,7 +2,7 @@
 //! place, tracked replies and tool snapshot, plus which run of each command message is the
 //! newest. Buttons and revisions outlive neither an eviction nor a restart.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use yetibot_chat_adapters::{Author, Place, Posted, StatusCard};
 
@@ -66,6 +66,10 @@ pub(crate) struct Cache {
     /// stays bounded (a run still in flight is never forgotten).
     runs: HashMap<Key, RunState>,
     run_order: VecDeque<Key>,
+    /// Confirmation tokens already pressed, newest last, at most `capacity`: a second
+    /// press is told the button was used rather than that it expired.
+    used: HashSet<String>,
+    used_order: VecDeque<String>,
     next: u64,
     /// This run's mark in every token.
     instance: u64,
@@ -93,6 +97,8 @@ impl Cache {
             tokens: HashMap::new(),
             runs: HashMap::new(),
             run_order: VecDeque::new(),
+            used: HashSet::new(),
+            used_order: VecDeque::new(),
             next: 0,
         }
     }
@@ -204,6 +210,25 @@ impl Cache {
     /// Forgets a token.
     pub(crate) fn unbind_token(&mut self, token: &str) {
         self.tokens.remove(token);
+    }
+
+    /// Forgets a confirmation token that was just pressed, remembering (boundedly) that it
+    /// was used.
+    pub(crate) fn consume_token(&mut self, token: &str) {
+        self.tokens.remove(token);
+        if self.used.insert(token.to_owned()) {
+            self.used_order.push_back(token.to_owned());
+            while self.used_order.len() > self.capacity {
+                if let Some(old) = self.used_order.pop_front() {
+                    self.used.remove(&old);
+                }
+            }
+        }
+    }
+
+    /// Whether `token` is a confirmation that was already pressed.
+    pub(crate) fn was_used(&self, token: &str) -> bool {
+        self.used.contains(token)
     }
 
     /// Takes back a pending confirmation whose card was deleted (a delete reaction), so the

@@ -68,7 +68,10 @@ pub const UNDELIVERED: &str = "I could not deliver this answer: the chat platfor
 /// again.
 const ANSWER_DELIVERY_DEADLINE: Duration = Duration::from_secs(30);
 
-/// What an expired button says.
+/// What a second press of a rerun confirmation (or its cancel) says.
+pub const USED_BUTTON: &str = "This confirmation was already used: each one works once. Press Run again on the answer for a new one.";
+
+/// What a press of an expired button answers.
 pub const EXPIRED_BUTTON: &str = "This button has expired (the bot restarted, or the command is too old). Send the command again to run it.";
 
 /// Runs chat events through the interpreter. Share it behind an [`Arc`]: each event is
@@ -534,7 +537,13 @@ impl Conductor {
                 .and_then(|key| cache.get(&key).cloned().map(|entry| (key, entry)))
         };
         let Some((key, entry)) = found else {
-            notice(outbox, place, EXPIRED_BUTTON).await;
+            let used = self.cache().was_used(token);
+            notice(
+                outbox,
+                place,
+                if used { USED_BUTTON } else { EXPIRED_BUTTON },
+            )
+            .await;
             return;
         };
         match action {
@@ -669,7 +678,7 @@ impl Conductor {
                             if action == Action::ConfirmRerun {
                                 entry.rerun = Rerun::Running;
                             }
-                            cache.unbind_token(token);
+                            cache.consume_token(token);
                             Some(card)
                         }
                         other => {

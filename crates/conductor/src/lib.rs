@@ -11,4 +11,6 @@ pub use admission::{
     admission_limits,
 };
 pub use cache::DEFAULT_CACHE_CAPACITY;
-pub use conductor::{Conductor, ConductorOptions, DEFAULT_DEADLINE, EXPIRED_BUTTON, UNDELIVERED};
+pub use conductor::{
+    Conductor, ConductorOptions, DEFAULT_DEADLINE, EXPIRED_BUTTON, UNDELIVERED, USED_BUTTON,
+};
