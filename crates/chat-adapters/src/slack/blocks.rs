@@ -1,6 +1,8 @@
 //! One outgoing message as Slack messages: the text in Slack's markup, split into sections
-//! Slack shows whole, the caption as a context block and the buttons as an actions block
-//! under the last one, and a long answer's file.
+//! Slack shows whole (marked `verbatim`, so Slack never turns a plain `@channel` or
+//! `@here` in model text into a mention), the buttons as an actions block under the last
+//! one, and a long answer's file. Captions are Discord's (and the console's): Slack answers
+//! carry none, as upstream Yetibot's never did.
 
 use serde_json::{Value, json};
 
@@ -48,7 +50,7 @@ pub(crate) fn render(message: &Outgoing) -> Rendered {
             content: message.text.clone(),
         });
     }
-    if pieces.is_empty() && (message.caption.is_some() || !message.buttons.is_empty()) {
+    if pieces.is_empty() && !message.buttons.is_empty() {
         pieces.push(String::new());
     }
     let count = pieces.len();
@@ -63,14 +65,10 @@ pub(crate) fn render(message: &Outgoing) -> Rendered {
 fn payload(message: &Outgoing, piece: String, last: bool) -> Value {
     let mut blocks = Vec::new();
     if !piece.is_empty() {
-        blocks.push(json!({"type": "section", "text": {"type": "mrkdwn", "text": piece}}));
+        blocks.push(json!({"type": "section",
+            "text": {"type": "mrkdwn", "text": piece, "verbatim": true}}));
     }
     if last {
-        if let Some(caption) = &message.caption {
-            let caption: String = caption.chars().take(2_000).collect();
-            blocks.push(json!({"type": "context",
-                "elements": [{"type": "mrkdwn", "text": escape(&caption)}]}));
-        }
         if !message.buttons.is_empty() {
             let elements: Vec<Value> = message
                 .buttons
@@ -87,12 +85,7 @@ fn payload(message: &Outgoing, piece: String, last: bool) -> Value {
         }
     }
     // The text is what notifications and clients without blocks show.
-    let fallback = if piece.is_empty() {
-        message.caption.as_deref().map(escape).unwrap_or_default()
-    } else {
-        piece
-    };
-    json!({"text": fallback, "blocks": blocks})
+    json!({"text": piece, "blocks": blocks})
 }
 
 #[cfg(test)]
@@ -102,7 +95,7 @@ mod tests {
     use crate::reply::{Button, Role};
 
     #[test]
-    fn caption_and_buttons_go_under_the_last_piece() {
+    fn buttons_go_under_the_last_piece_and_no_caption_is_shown() {
         let mut message = Outgoing::text(
             Role::Answer,
             format!(
@@ -121,10 +114,11 @@ mod tests {
         assert!(first.contains("*hi* &lt;!channel&gt;"), "{first}");
         assert!(!first.contains("context") && !first.contains("actions"));
         let last = &rendered.payloads[1]["blocks"];
-        assert_eq!(last[1]["type"], "context");
-        assert_eq!(last[1]["elements"][0]["text"], "m1 · 1 s · cost n/a");
-        assert_eq!(last[2]["elements"][0]["action_id"], "yetibot-help");
-        assert_eq!(last[2]["elements"][0]["value"], "t1");
+        assert_eq!(last[0]["text"]["verbatim"], true);
+        assert_eq!(last[1]["type"], "actions");
+        assert_eq!(last[1]["elements"][0]["action_id"], "yetibot-help");
+        assert_eq!(last[1]["elements"][0]["value"], "t1");
+        assert!(!rendered.payloads[1].to_string().contains("cost n/a"));
     }
 
     #[test]

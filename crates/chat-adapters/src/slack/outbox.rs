@@ -226,6 +226,9 @@ impl SlackOutbox {
         let mut cursor = String::new();
         let mut out = Vec::new();
         let mut bytes = 0usize;
+        // Every page of `conversations.replies` starts with the thread's parent message
+        // again: each message counts once, by its timestamp.
+        let mut seen = std::collections::HashSet::new();
         for _ in 0..most_pages {
             let mut params = vec![
                 ("channel", place.room.as_str()),
@@ -247,7 +250,7 @@ impl SlackOutbox {
                 let Some(ts) = message.get("ts").and_then(Value::as_str).and_then(micros) else {
                     continue;
                 };
-                if ts >= before_at || !is_text_message(message) {
+                if ts >= before_at || !is_text_message(message) || !seen.insert(ts) {
                     continue;
                 }
                 let text = decode(
