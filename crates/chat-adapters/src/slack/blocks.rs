@@ -68,21 +68,19 @@ fn payload(message: &Outgoing, piece: String, last: bool) -> Value {
         blocks.push(json!({"type": "section",
             "text": {"type": "mrkdwn", "text": piece, "verbatim": true}}));
     }
-    if last {
-        if !message.buttons.is_empty() {
-            let elements: Vec<Value> = message
-                .buttons
-                .iter()
-                .take(25)
-                .map(|button| {
-                    json!({"type": "button",
-                        "text": {"type": "plain_text", "text": button.label()},
-                        "action_id": format!("{ACTION_PREFIX}{}", button.action.as_str()),
-                        "value": button.token})
-                })
-                .collect();
-            blocks.push(json!({"type": "actions", "elements": elements}));
-        }
+    if last && !message.buttons.is_empty() {
+        let elements: Vec<Value> = message
+            .buttons
+            .iter()
+            .take(25)
+            .map(|button| {
+                json!({"type": "button",
+                    "text": {"type": "plain_text", "text": button.label()},
+                    "action_id": format!("{ACTION_PREFIX}{}", button.action.as_str()),
+                    "value": button.token})
+            })
+            .collect();
+        blocks.push(json!({"type": "actions", "elements": elements}));
     }
     // The text is what notifications and clients without blocks show.
     json!({"text": piece, "blocks": blocks})
