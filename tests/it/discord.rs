@@ -121,9 +121,14 @@ impl Stack {
         let fake = FakeDiscord::start().await;
         let provider = Fixture::start().await.expect("provider");
         let gate = Arc::new(Semaphore::new(0));
+        // Cards at once, so every test sees the card and its typing; the delay before a
+        // card is the conductor's own test.
         let conductor = Arc::new(Conductor::new(
             Arc::new(interpreter(&provider, &gate)),
-            ConductorOptions::default(),
+            ConductorOptions {
+                card_delay: std::time::Duration::ZERO,
+                ..ConductorOptions::default()
+            },
         ));
         let (intake, mut events) = yetibot_chat_adapters::intake(64);
         let options = DiscordOptions {

@@ -26,6 +26,10 @@ use crate::platform::{LiveShown, RequestPlatform};
 pub struct ConductorOptions {
     /// The least time between two edits of a status card (about one per second).
     pub status_interval: Duration,
+    /// How long a request runs before its status card (and, on Discord, the typing that goes
+    /// with it) appears: a command that answers sooner shows none, so a quick answer is not
+    /// preceded by a card that flickers away. Default [`DEFAULT_CARD_DELAY`].
+    pub card_delay: Duration,
     /// How long one command may run before it is stopped and reported as timed out.
     pub deadline: Duration,
     /// How many answered commands keep live buttons.
@@ -40,12 +44,16 @@ impl Default for ConductorOptions {
     fn default() -> Self {
         Self {
             status_interval: Duration::from_secs(1),
+            card_delay: DEFAULT_CARD_DELAY,
             deadline: DEFAULT_DEADLINE,
             cache_capacity: DEFAULT_CACHE_CAPACITY,
             instance: random_instance(),
         }
     }
 }
+
+/// How long a request runs before its status card appears, by default.
+pub const DEFAULT_CARD_DELAY: Duration = Duration::from_secs(1);
 
 /// A random number from the standard library's per-process hashing keys (the operating
 /// system's randomness), so the default needs no clock and no extra dependency.
@@ -403,7 +411,10 @@ impl Conductor {
             },
             finished,
             eager,
-            self.options.status_interval,
+            Pace {
+                delay: self.options.card_delay,
+                interval: self.options.status_interval,
+            },
         );
         let live = live_messages(outbox, target, messages, finished_live);
         let (replies, (card, details), live) = tokio::join!(work, status, live);
@@ -894,6 +905,13 @@ type PendingCard = BoxFuture<'static, Option<Posted>>;
 /// the card that was still in flight when the run ended.
 const CARD_SETTLE_DEADLINE: Duration = Duration::from_secs(60);
 
+/// When a status card is first posted (after `delay`) and how often it is edited after.
+#[derive(Debug, Clone, Copy)]
+struct Pace {
+    delay: Duration,
+    interval: Duration,
+}
+
 /// What a status card follows: the tool loop's progress, and on platforms that show it the
 /// answer's text so far.
 struct Watched {
@@ -901,8 +919,10 @@ struct Watched {
     text: Option<watch::Receiver<LiveShown>>,
 }
 
-/// Keeps the status card of one request: posted at once for live commands (else at the first
-/// snapshot or the first text), edited at most once per `interval`, until `finished`. Every
+/// Keeps the status card of one request: posted once the request has run for `pace.delay`
+/// (a live command's bare card then, else at the first snapshot or text after it), edited
+/// at most once per `pace.interval`, until `finished`. A request that ends within the delay
+/// shows no card at all. Every
 /// post and edit runs beside the wait for the end, never in front of it: the run's answer is
 /// published as soon as the run finishes, whatever the card's platform calls are doing.
 /// Returns the card (for removal once the answer is out) and the last progress snapshot.
@@ -912,7 +932,7 @@ async fn status_card(
     watched: Watched,
     mut finished: watch::Receiver<bool>,
     eager: bool,
-    interval: Duration,
+    pace: Pace,
 ) -> (Option<PendingCard>, Option<StatusCard>) {
     let Watched {
         mut progress,
@@ -923,13 +943,15 @@ async fn status_card(
     let mut shown: Option<StatusCard> = None;
     let mut snapshot: Option<StatusCard> = None;
     // Whether the progress or the text changed since the card was last sent: the card is
-    // built (and the text copied) only when it is sent, at most once per interval.
-    let mut pending = false;
-    if eager {
+    // built (and the text copied) only when it is sent, at most once per interval. A live
+    // command's bare card is due from the start; nothing is posted before the delay.
+    let mut pending = eager;
+    if eager && pace.delay.is_zero() {
         flight = Some(send_card(outbox, place, None, StatusCard::default()));
         shown = Some(StatusCard::default());
+        pending = false;
     }
-    let mut next_edit = tokio::time::Instant::now();
+    let mut next_edit = tokio::time::Instant::now() + pace.delay;
     let mut open = true;
     loop {
         // One platform call at a time: the next edit waits for the one in flight.
@@ -959,16 +981,23 @@ async fn status_card(
             () = tokio::time::sleep_until(next_edit), if dirty => {
                 pending = false;
                 let written = text.as_mut().map(|t| t.borrow_and_update().text.clone());
-                // Text cleared for a new turn with no progress yet: back to the bare card.
+                // A live command's bare card, or text cleared for a new turn with no
+                // progress yet: "Working…" alone.
                 let next = card_of(snapshot.as_ref(), written.unwrap_or_default())
-                    .or_else(|| shown.as_ref().map(|_| StatusCard::default()));
+                    .or_else(|| (eager || shown.is_some()).then(StatusCard::default));
                 let Some(next) = next else { continue };
                 if shown.as_ref() == Some(&next) {
                     continue;
                 }
+                // The bare card that only says the request is running does not hold back
+                // the first real progress.
+                let bare = shown.is_none() && next == StatusCard::default();
                 flight = Some(send_card(outbox, place, confirmed.take(), next.clone()));
                 shown = Some(next);
-                next_edit = tokio::time::Instant::now() + interval;
+                next_edit = tokio::time::Instant::now();
+                if !bare {
+                    next_edit += pace.interval;
+                }
             }
         }
     }

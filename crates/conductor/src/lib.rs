@@ -12,5 +12,6 @@ pub use admission::{
 };
 pub use cache::DEFAULT_CACHE_CAPACITY;
 pub use conductor::{
-    Conductor, ConductorOptions, DEFAULT_DEADLINE, EXPIRED_BUTTON, UNDELIVERED, USED_BUTTON,
+    Conductor, ConductorOptions, DEFAULT_CARD_DELAY, DEFAULT_DEADLINE, EXPIRED_BUTTON, UNDELIVERED,
+    USED_BUTTON,
 };

@@ -6,5 +6,5 @@ pub use crate::admission::{
     DEFAULT_QUEUE_PER_USER, MAX_MEMORY_BUDGET_MIB, MAX_QUEUE, REQUEST_CHARGE_BYTES,
 };
 pub use crate::cache::DEFAULT_CACHE_CAPACITY;
-pub use crate::conductor::DEFAULT_DEADLINE;
+pub use crate::conductor::{DEFAULT_CARD_DELAY, DEFAULT_DEADLINE};
 pub use crate::platform::MAX_LIVE_TEXT_BYTES;

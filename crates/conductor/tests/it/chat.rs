@@ -296,10 +296,14 @@ fn interpreter(gates: &Gates, ai: Option<yetibot_ai_commands::AiServices>) -> In
     )
 }
 
+/// A conductor whose status cards appear at once (the delay has a test of its own).
 fn conductor(interpreter: Interpreter) -> Arc<Conductor> {
     Arc::new(Conductor::new(
         Arc::new(interpreter),
-        ConductorOptions::default(),
+        ConductorOptions {
+            card_delay: Duration::ZERO,
+            ..ConductorOptions::default()
+        },
     ))
 }
 
@@ -1215,6 +1219,16 @@ fn hinted(gates: &Gates) -> Interpreter {
         "wait # waits for the test",
         Gate(gates.clone()),
     ));
+    registry.add(
+        CommandSpec::new("ponder", &[Category::UTIL])
+            .hints(Hints {
+                live_progress: true,
+                interim_replies: false,
+                opens_thread: None,
+                may_cost: false,
+            })
+            .route(None, "ponder # waits for the test", Gate(gates.clone())),
+    );
     Interpreter::new(
         registry,
         Arc::new(MemoryAliases::new()),
@@ -1465,6 +1479,7 @@ async fn the_console_shows_the_answer_as_it_is_written_redacted_then_the_answer_
         Arc::new(interpreter(&Gates::new(), Some(services))),
         ConductorOptions {
             status_interval: Duration::from_millis(20),
+            card_delay: Duration::ZERO,
             ..ConductorOptions::default()
         },
     ));
@@ -1514,6 +1529,7 @@ async fn text_is_shown_live_only_where_it_is_the_callers_answer_and_the_platform
     }
     let options = ConductorOptions {
         status_interval: Duration::from_millis(10),
+        card_delay: Duration::ZERO,
         ..ConductorOptions::default()
     };
     // Piped on, the text is not what the caller gets: no card shows it.
@@ -1546,4 +1562,45 @@ async fn text_is_shown_live_only_where_it_is_the_callers_answer_and_the_platform
         "{every:?}"
     );
     assert_eq!(texts(&discord, Role::Answer), ["alpha beta"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_status_card_waits_for_its_delay_so_a_quick_answer_shows_none() {
+    let outbox = Memory::new(Limits::DISCORD);
+    let gates = Gates::new();
+    let bot = Arc::new(Conductor::new(
+        Arc::new(hinted(&gates)),
+        ConductorOptions::default(),
+    ));
+    let cards = |outbox: &Memory| {
+        outbox
+            .every
+            .lock()
+            .expect("every")
+            .iter()
+            .filter(|m| m.role == Role::Status)
+            .count()
+    };
+    // A live command that answers at once: no card, no flicker.
+    bot.handle(incoming(message("m1", "!ask quiet why"), &outbox))
+        .await;
+    assert_eq!(cards(&outbox), 0);
+    assert_eq!(texts(&outbox, Role::Answer), ["answered"]);
+    // One still running after the delay gets its card then, removed after the answer.
+    let running = tokio::spawn({
+        let (bot, outbox) = (Arc::clone(&bot), Arc::clone(&outbox));
+        async move {
+            bot.handle(incoming(message("m2", "!ponder"), &outbox))
+                .await
+        }
+    });
+    gates.entered.acquire().await.expect("entered").forget();
+    tokio::time::sleep(yetibot_conductor::DEFAULT_CARD_DELAY / 2).await;
+    assert_eq!(cards(&outbox), 0, "not before the delay");
+    tokio::time::sleep(yetibot_conductor::DEFAULT_CARD_DELAY).await;
+    assert_eq!(cards(&outbox), 1, "after it");
+    gates.release.add_permits(1);
+    running.await.expect("no panic");
+    assert!(outbox.of_role(Role::Status).is_empty());
+    assert_eq!(texts(&outbox, Role::Answer), ["answered", "waited"]);
 }

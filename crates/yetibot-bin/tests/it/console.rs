@@ -224,8 +224,9 @@ async fn an_ai_prompt_shows_live_progress_then_the_captioned_answer() {
     fixture.route("/v1/chat/completions", Reply::json(call.to_string()));
     fixture.route(
         "/v1/chat/completions",
+        // Slower than the card delay (1 s), so the card appears with the finished call.
         Reply::json(script::chat_completion("| a | b |\n|---|---|\n| 1 | 2 |"))
-            .slow(Duration::from_millis(400)),
+            .slow(Duration::from_millis(1_600)),
     );
     let dir = Workdir::new();
     let bot = Console::start(&dir, &provider(&fixture), &[], &[]);
