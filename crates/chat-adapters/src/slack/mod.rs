@@ -159,6 +159,16 @@ pub enum SlackError {
         /// Slack's error code.
         reason: String,
     },
+    /// Slack refused the app-level token (`apps.connections.open`).
+    #[error(
+        "Slack connection {connection}: the app-level token was refused ({reason}); it must be an app token (xapp-...) with the connections:write scope"
+    )]
+    AppToken {
+        /// The connection name.
+        connection: String,
+        /// Slack's error code.
+        reason: String,
+    },
     /// Slack could not be asked.
     #[error("Slack connection {connection}: {reason}")]
     Unavailable {
@@ -322,14 +332,14 @@ impl std::fmt::Debug for SlackAdapter {
 }
 
 impl SlackAdapter {
-    /// Checks the bot token (`auth.test`, which also says who the bot is) and prepares
-    /// the Socket Mode connections with the app-level token. Nothing is received until
+    /// Checks the bot token (`auth.test`, which also says who the bot is) and the app-level
+    /// token (`apps.connections.open`), and prepares the Socket Mode connections. Nothing is received until
     /// [`run`](Self::run). Events go to `intake`.
     ///
     /// # Errors
     ///
-    /// [`SlackError::Auth`] when Slack refuses the bot token, [`SlackError::Unavailable`]
-    /// when it cannot be asked.
+    /// [`SlackError::Auth`] when Slack refuses the bot token, [`SlackError::AppToken`] when it
+    /// refuses the app-level token, [`SlackError::Unavailable`] when it cannot be asked.
     pub async fn connect(
         settings: &SlackSettings,
         options: SlackOptions,
@@ -356,6 +366,26 @@ impl SlackAdapter {
             }
             Err(api::ApiError::Unconfirmed(reason)) => return Err(unavailable(reason)),
         };
+        // The app-level token is checked now too, rather than by a listener that would
+        // retry a refused token forever: Slack's answer opens one Socket Mode address,
+        // which is left unused and expires.
+        let apps = api::Api::new(Arc::clone(&client), &settings.app_token, options.api);
+        match apps
+            .post("apps.connections.open", &serde_json::json!({}))
+            .await
+        {
+            Ok(_) => {}
+            Err(api::ApiError::Refused { code, .. }) => {
+                return Err(SlackError::AppToken {
+                    connection,
+                    reason: code,
+                });
+            }
+            Err(api::ApiError::RateLimited) => {
+                return Err(unavailable("Slack is rate limiting the bot"));
+            }
+            Err(api::ApiError::Unconfirmed(reason)) => return Err(unavailable(reason)),
+        }
         let (queue_tx, queue) = mpsc::channel(options.queue.max(1));
         let shared = Arc::new(Shared {
             me: me.clone(),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use slack_fixture::{BOT_USER, FakeSlack, Scripted, Thread};
 use yetibot_chat_adapters::config::SlackSettings;
-use yetibot_chat_adapters::slack::{SlackAdapter, SlackOptions};
+use yetibot_chat_adapters::slack::{SlackAdapter, SlackError, SlackOptions};
 use yetibot_chat_adapters::{
     AdapterKind, Answer, Event, EventKind, Events, HistoryError, HistoryLimits, Limits, Outbox,
     Outgoing, Place, Role, SendError, fit, intake,
@@ -651,4 +651,31 @@ async fn thread_history_follows_every_page_oldest_first_or_fails_whole() {
         HistoryError::Unavailable("the Slack app lacks the scope groups:history")
     );
     slack.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_app_token_fails_the_start_with_a_clear_error() {
+    let fake = FakeSlack::start().await;
+    let settings = SlackSettings {
+        connection: "myteam".into(),
+        bot_token: Secret::new(BOT_TOKEN),
+        app_token: Secret::new("not-an-app-token-0123456789"),
+        api_url: fake.api_url(),
+    };
+    let (intake, _events) = intake(16);
+    let error = SlackAdapter::connect(&settings, SlackOptions::default(), intake)
+        .await
+        .expect_err("the app token is refused at the start");
+    let text = error.to_string();
+    assert!(
+        matches!(&error, SlackError::AppToken { reason, .. } if reason == "invalid_auth"),
+        "{text}"
+    );
+    assert!(
+        text.contains("app-level token was refused (invalid_auth)"),
+        "{text}"
+    );
+    assert!(!text.contains("not-an-app-token"), "{text}");
+    // Checked once, not retried.
+    assert_eq!(fake.calls("apps.connections.open").len(), 1);
 }
