@@ -489,6 +489,27 @@ async fn run_again_is_confirmed_publicly_and_an_edit_expires_the_confirmation() 
             !v.iter().any(|m| m.id == confirmation.id) && v.iter().any(|m| m.edits >= 2)
         })
         .await;
+    // The press was acknowledged before its card was deleted: Discord cannot acknowledge a
+    // press on a message that is gone, and the user would see "This interaction failed".
+    let requests = stack.fake.requests();
+    let deleted = requests
+        .iter()
+        .position(|r| {
+            r.method == "DELETE" && r.path.contains(&format!("messages/{}", confirmation.id))
+        })
+        .expect("the card was deleted");
+    let acknowledged = requests
+        .iter()
+        .filter(|r| r.method == "POST" && r.path.contains("/callback"))
+        .count();
+    let acknowledged_before = requests[..deleted]
+        .iter()
+        .filter(|r| r.method == "POST" && r.path.contains("/callback"))
+        .count();
+    assert!(
+        acknowledged_before >= acknowledged.saturating_sub(1) && acknowledged_before > 0,
+        "{requests:#?}"
+    );
     stack.stop().await;
 }
 

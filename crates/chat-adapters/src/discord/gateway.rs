@@ -66,6 +66,10 @@ pub(crate) fn close_reason(code: u16) -> &'static str {
     }
 }
 
+/// How long a button press waits for its acknowledgement before it runs anyway (Discord
+/// wants one within three seconds).
+const ACK_DEADLINE: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// The most side tasks (acknowledgements, busy notices) one shard keeps in flight; past it
 /// new ones are dropped rather than queued.
 const MAX_SIDE_TASKS: usize = 64;
@@ -346,8 +350,9 @@ impl Dispatcher {
         }
     }
 
-    /// Carries out one step: acknowledgements first (Discord wants them within three
-    /// seconds), as side tasks so that the shard keeps reading.
+    /// Carries out one step: a press is acknowledged first (Discord wants that within three
+    /// seconds) and only then handed to the bot, on a side task so that the shard keeps
+    /// reading.
     pub(crate) fn carry_out(&self, step: Step, side: &mut JoinSet<()>) {
         match step {
             Step::Skip => {}
@@ -358,6 +363,8 @@ impl Dispatcher {
                     return;
                 }
                 let shared = Arc::clone(&self.shared);
+                let intake = self.intake.clone();
+                let outbox = Arc::clone(&self.outbox) as Arc<dyn Outbox>;
                 side.spawn(async move {
                     let route = twilight_http::routing::Route::InteractionCallback {
                         interaction_id: id,
@@ -366,15 +373,21 @@ impl Dispatcher {
                     };
                     // Deferred update: acknowledged publicly, with no message of its own.
                     let body = Body::Json(br#"{"type":6}"#.to_vec());
-                    if shared.answers.send(&route, &body).await.is_err() {
+                    let acknowledged =
+                        tokio::time::timeout(ACK_DEADLINE, shared.answers.send(&route, &body));
+                    if !matches!(acknowledged.await, Ok(Ok(_))) {
                         tracing::warn!("a Discord button press was not acknowledged");
                     }
+                    // Only now does the press run: it may delete the message its button is
+                    // on (a rerun's confirmation card), and Discord cannot acknowledge a
+                    // press on a deleted message ("This interaction failed").
+                    let Some(event) = event else { return };
+                    let place = event.place.clone();
+                    if let Err(IntakeError::Busy) = intake.offer(event, Arc::clone(&outbox)) {
+                        let busy = Outgoing::text(Role::Notice, IntakeError::Busy.to_string());
+                        let _ = outbox.post(&place, vec![busy]).await;
+                    }
                 });
-                if let Some(event) = event {
-                    // The press runs whether or not the acknowledgement arrives in time;
-                    // waiting for it here would hold up the shard.
-                    self.offer(event, side);
-                }
             }
         }
     }
