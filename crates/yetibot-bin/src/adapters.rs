@@ -16,6 +16,14 @@ pub struct Connected {
     discord: Vec<(String, yetibot_chat_adapters::discord::Running)>,
 }
 
+impl Connected {
+    /// How many chat connections were started.
+    #[must_use]
+    pub fn count(&self) -> usize {
+        self.slack.len() + self.discord.len()
+    }
+}
+
 /// A chat connection that could not start: a message that names the connection and says
 /// why, redacted of every configured credential.
 #[derive(Debug, thiserror::Error)]
@@ -68,8 +76,10 @@ pub async fn connect(config: &Config, intake: &Intake) -> Result<Connected, Conn
             .iter()
             .map(|(shard, total)| format!("{shard}/{total}"))
             .collect();
+        // Started, not yet accepted: the gateway's answer to IDENTIFY comes later, and a
+        // refusal is logged when the connection stops.
         tracing::info!(
-            "Discord connection {} is ready (shards {})",
+            "Discord connection {} started (shards {}); connecting to the gateway",
             settings.connection,
             shards.join(", ")
         );

@@ -294,6 +294,10 @@ async fn serve(config: Config) -> ExitCode {
         }
         None => tracing::info!("the web console is off (:yetibot :web :enabled false)"),
     }
+    // With the console off, the chat connections are the bot: when every one of them has
+    // ended for good (a revoked token, a close code reconnecting cannot fix), the process
+    // stops with a failure, so that a supervisor (systemd, Kubernetes) restarts or alerts.
+    let only_chat = console.is_none() && adapters.count() > 0;
     let (console_stop, console_stopped) = tokio::sync::oneshot::channel::<()>();
     let console_run = async move {
         if let Some(console) = console {
@@ -305,11 +309,28 @@ async fn serve(config: Config) -> ExitCode {
         }
     };
     let (adapters_stop, adapters_stopped) = tokio::sync::watch::channel(false);
-    let adapters_run = yetibot_bin::adapters::run(adapters, adapters_stopped);
+    let (adapters_ended, all_ended) = tokio::sync::oneshot::channel::<()>();
+    let adapters_run = async move {
+        yetibot_bin::adapters::run(adapters, adapters_stopped).await;
+        let _ = adapters_ended.send(());
+    };
+    let failed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let failed_stop = std::sync::Arc::clone(&failed);
     let stop = async move {
+        let every_connection_ended = async {
+            if only_chat && all_ended.await.is_ok() {
+                return;
+            }
+            std::future::pending::<()>().await;
+        };
         let signal = tokio::select! {
             signal = shutdown.recv() => signal,
             () = background => "the end of background work",
+            () = every_connection_ended => {
+                failed_stop.store(true, std::sync::atomic::Ordering::SeqCst);
+                tracing::error!("every chat connection has ended and the console is off: stopping with a failure");
+                "the end of every chat connection"
+            }
         };
         tracing::info!("received {signal}, shutting down: no new messages are taken");
     };
@@ -352,6 +373,9 @@ async fn serve(config: Config) -> ExitCode {
         tracing::warn!("history records still queued after {WRITER_GRACE:?} were not stored");
     }
     tracing::info!("stopped");
+    if failed.load(std::sync::atomic::Ordering::SeqCst) {
+        return ExitCode::FAILURE;
+    }
     ExitCode::SUCCESS
 }
 

@@ -72,7 +72,7 @@ async fn the_bot_answers_on_discord_with_a_captioned_card_once() {
     assert!(
         lines
             .iter()
-            .any(|l| l.contains("Discord connection guild is ready")),
+            .any(|l| l.contains("Discord connection guild started")),
         "{lines:?}"
     );
     assert!(
@@ -88,4 +88,44 @@ async fn the_bot_answers_on_discord_with_a_captioned_card_once() {
             assert_eq!(auth, &format!("Bot {TOKEN}"));
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_console_off_the_bot_exits_with_a_failure_when_discord_refuses_it_for_good() {
+    let fake = FakeDiscord::start().await;
+    let edn = format!(
+        r#"{{:yetibot {{:web {{:enabled false}}
+                      :adapters {{:guild {{:type "discord" :http-proxy "{}" :gateway-url "{}"}}}}}}}}"#,
+        fake.http_proxy(),
+        fake.gateway.url(),
+    );
+    let dir = Workdir::new();
+    let bot = crate::Service::start(&dir, &edn, &[("YETIBOT_ADAPTERS_GUILD_TOKEN", TOKEN)]);
+    fake.until("the bot identifies on the gateway", |f| {
+        f.gateway
+            .starts()
+            .iter()
+            .any(|s| matches!(s, Start::Identify(0, 1)))
+    })
+    .await;
+    // 4014: intents the application may not use. Reconnecting cannot fix it.
+    fake.gateway.close(4014);
+    let (code, lines) = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        tokio::task::spawn_blocking(move || bot.wait()),
+    )
+    .await
+    .expect("the bot exits by itself")
+    .expect("wait");
+    assert_eq!(code, Some(1), "{lines:?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("every chat connection has ended")),
+        "{lines:?}"
+    );
+    assert!(
+        !lines.iter().any(|l| l.contains(TOKEN)),
+        "the token was logged"
+    );
 }

@@ -51,6 +51,18 @@ impl Service {
         }
     }
 
+    /// Waits for the bot to exit by itself and returns the exit code and every line of
+    /// standard error.
+    fn wait(mut self) -> (Option<i32>, Vec<String>) {
+        let exit = self.child.wait().expect("wait");
+        let lines = self
+            .stderr
+            .take()
+            .map(|reader| reader.join().expect("stderr reader"))
+            .unwrap_or_default();
+        (exit.code(), lines)
+    }
+
     /// Sends SIGTERM and returns the exit code and every line of standard error.
     fn stop(mut self) -> (Option<i32>, Vec<String>) {
         let status = Command::new("kill")
