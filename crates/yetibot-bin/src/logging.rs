@@ -94,7 +94,6 @@ pub const CAPPED_TARGETS: &[&str] = &[
     "h2",
     "reqwest",
     "rustls",
-    "slack_morphism",
     "tokio_postgres",
     "tokio_tungstenite",
     "tokio_websockets",
@@ -103,6 +102,20 @@ pub const CAPPED_TARGETS: &[&str] = &[
     "twilight_http",
     "twilight_http_ratelimiting",
 ];
+
+/// Crates whose log lines are never written, whatever `RUST_LOG` says: they quote what
+/// they handle. slack-morphism logs an envelope it has no handler for with the user's text
+/// and its `response_url` (a capability URL) at warn, and a failed reconnect with the
+/// Socket Mode URL (its `ticket`) and Slack's response body at error. The Slack adapter
+/// reports those events in its own words instead.
+pub const SILENCED_TARGETS: &[&str] = &["slack_morphism"];
+
+/// Whether `target` is the crate `name` or a module inside it.
+fn names_crate(target: &str, name: &str) -> bool {
+    target
+        .strip_prefix(name)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
+}
 
 /// What runs, which decides the level when `RUST_LOG` is not set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,20 +148,31 @@ pub fn filter(level: Level, cap: Level, rust_log: Option<&str>) -> Filter {
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .unwrap_or(level.as_str());
-    let targets: Vec<&str> = asked.split(',').filter_map(directive_target).collect();
-    let mut directives = asked.to_owned();
+    // A directive for a silenced crate is dropped: nothing can turn it back on.
+    let silenced = |directive: &str| {
+        directive_target(directive).is_some_and(|target| {
+            SILENCED_TARGETS
+                .iter()
+                .any(|name| names_crate(target, name))
+        })
+    };
+    let kept: Vec<&str> = asked.split(',').filter(|d| !silenced(d)).collect();
+    let targets: Vec<&str> = kept.iter().copied().filter_map(directive_target).collect();
+    let mut directives = kept.join(",");
+    if directives.trim().is_empty() {
+        directives = level.as_str().to_owned();
+    }
     let mut uncapped = Vec::new();
     for &name in CAPPED_TARGETS {
-        let named = targets.iter().any(|target| {
-            target
-                .strip_prefix(name)
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
-        });
+        let named = targets.iter().any(|target| names_crate(target, name));
         if named {
             uncapped.push(name);
         } else {
             directives.push_str(&format!(",{name}={}", cap.as_str()));
         }
+    }
+    for name in SILENCED_TARGETS {
+        directives.push_str(&format!(",{name}=off"));
     }
     Filter {
         directives,
@@ -273,11 +297,12 @@ mod tests {
     use super::*;
 
     fn caps_except(except: &[&str]) -> String {
-        CAPPED_TARGETS
+        let caps: String = CAPPED_TARGETS
             .iter()
             .filter(|name| !except.contains(name))
             .map(|name| format!(",{name}=warn"))
-            .collect()
+            .collect();
+        caps + ",slack_morphism=off"
     }
 
     const W: Level = Level::Warn;
@@ -317,6 +342,28 @@ mod tests {
         // A longer name that merely starts like a capped crate names that crate, not ours.
         let other = filter(Level::Info, W, Some("hyperloop=debug,rmcpx=trace"));
         assert!(other.uncapped.is_empty(), "{other:?}");
+    }
+
+    #[test]
+    fn slack_morphism_is_never_written_even_when_asked_for() {
+        for rust_log in [
+            Some("slack_morphism=trace"),
+            Some("info,slack_morphism::listener=debug"),
+            Some("trace"),
+            None,
+        ] {
+            let built = filter(Level::Info, W, rust_log);
+            assert!(
+                built.directives.ends_with(",slack_morphism=off"),
+                "{built:?}"
+            );
+            assert_eq!(
+                built.directives.matches("slack_morphism").count(),
+                1,
+                "{built:?}"
+            );
+            assert!(EnvFilter::builder().parse(&built.directives).is_ok());
+        }
     }
 
     #[test]

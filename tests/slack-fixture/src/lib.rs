@@ -71,6 +71,8 @@ struct State {
     connections: AtomicU64,
     connected: Notify,
     acks: Mutex<VecDeque<String>>,
+    /// Every acknowledgement's whole frame, by envelope ID (a slash command's answer).
+    ack_frames: Mutex<HashMap<String, Value>>,
     acked: Notify,
     ws_port: AtomicU64,
     http_port: AtomicU64,
@@ -287,6 +289,30 @@ impl FakeSlack {
         }
     }
 
+    /// The whole acknowledgement frame of envelope `id`, once it came.
+    #[must_use]
+    pub fn ack_frame(&self, id: &str) -> Option<Value> {
+        lock(&self.state.ack_frames).get(id).cloned()
+    }
+
+    /// Sends a slash-command envelope; returns the envelope ID.
+    pub fn send_slash_command(&self, command: &str, text: &str, response_url: &str) -> String {
+        let envelope_id = format!("env-{}", self.state.next.fetch_add(1, Ordering::SeqCst));
+        let frame = json!({
+            "type": "slash_commands",
+            "envelope_id": envelope_id,
+            "accepts_response_payload": true,
+            "payload": {
+                "team_id": "T1", "team_domain": "fake", "channel_id": "C1",
+                "channel_name": "general", "user_id": "U1", "user_name": "ada",
+                "command": command, "text": text, "api_app_id": "A1",
+                "response_url": response_url, "trigger_id": "1.2.3",
+            }
+        });
+        self.send_raw(&frame.to_string());
+        envelope_id
+    }
+
     /// Envelope IDs acknowledged and not yet taken by [`FakeSlack::next_ack`].
     #[must_use]
     pub fn pending_acks(&self) -> Vec<String> {
@@ -316,9 +342,12 @@ async fn socket(state: Arc<State>, stream: tokio::net::TcpStream) {
             },
             frame = read.next() => match frame {
                 Some(Ok(Message::Text(text))) => {
-                    if let Some(id) = serde_json::from_str::<Value>(&text).ok()
-                        .and_then(|v| v.get("envelope_id").and_then(Value::as_str).map(str::to_owned))
-                    {
+                    let frame = serde_json::from_str::<Value>(&text).ok();
+                    if let Some((id, frame)) = frame.and_then(|v| {
+                        let id = v.get("envelope_id").and_then(Value::as_str)?.to_owned();
+                        Some((id, v))
+                    }) {
+                        lock(&state.ack_frames).insert(id.clone(), frame);
                         lock(&state.acks).push_back(id);
                         state.acked.notify_waiters();
                     }

@@ -254,6 +254,24 @@ async fn on_push(
         .map_err(|e| Box::new(e) as BoxError)
 }
 
+/// What a slash command gets: the bot reads commands from messages. Answering it here (to
+/// the user alone) also keeps slack-morphism from logging the unhandled envelope, which
+/// carries the user's text and its `response_url`.
+pub const SLASH_COMMAND_REPLY: &str =
+    "This bot takes commands in messages (for example `!ai hello`), not as slash commands.";
+
+async fn on_command(
+    _event: SlackCommandEvent,
+    _client: Arc<SlackHyperClientOf>,
+    _states: SlackClientEventsUserState,
+) -> UserCallbackResult<SlackCommandEventResponse> {
+    tracing::debug!("a Slack slash command was answered with how to write commands");
+    Ok(SlackCommandEventResponse {
+        content: SlackMessageContent::new().with_text(SLASH_COMMAND_REPLY.to_owned()),
+        response_type: Some(SlackMessageResponseType::Ephemeral),
+    })
+}
+
 async fn on_interaction(
     event: SlackInteractionEvent,
     _client: Arc<SlackHyperClientOf>,
@@ -400,7 +418,8 @@ impl SlackAdapter {
             .with_user_state(Arc::clone(&shared));
         let callbacks = SlackSocketModeListenerCallbacks::new()
             .with_push_events(on_push)
-            .with_interaction_events(on_interaction);
+            .with_interaction_events(on_interaction)
+            .with_command_events(on_command);
         let config = SlackClientSocketModeConfig::new()
             .with_max_connections_count(options.connections.max(1))
             .with_ping_interval_in_seconds(options.ping_interval_secs.max(1))

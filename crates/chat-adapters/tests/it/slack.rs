@@ -679,3 +679,26 @@ async fn a_refused_app_token_fails_the_start_with_a_clear_error() {
     // Checked once, not retried.
     assert_eq!(fake.calls("apps.connections.open").len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slash_command_is_answered_with_how_to_write_commands() {
+    let slack = Running::start().await;
+    let id = slack.fake.send_slash_command(
+        "/ai",
+        "my secret question",
+        "https://hooks.slack.com/commands/T1/1/capability",
+    );
+    loop {
+        if slack.fake.next_ack().await == id {
+            break;
+        }
+    }
+    let frame = slack.fake.ack_frame(&id).expect("acknowledged");
+    let text = frame.to_string();
+    assert!(
+        text.contains(yetibot_chat_adapters::slack::SLASH_COMMAND_REPLY),
+        "{text}"
+    );
+    assert_eq!(frame["payload"]["response_type"], "ephemeral", "{text}");
+    slack.stop().await;
+}
