@@ -145,6 +145,8 @@ pub struct Options {
     pub only_extra: bool,
     /// Add tools whose names break the MCP naming rule, repeat or collide on the wire.
     pub bad_names: bool,
+    /// Add GitHub's `get_file_contents` and `search_code`, which answer with their arguments.
+    pub github: bool,
     /// A file that gets one JSON line per `notifications/cancelled` received.
     pub cancel_log: Option<String>,
     /// Serve a hand-written, misbehaving JSON-RPC peer instead of the `rmcp` server.
@@ -200,6 +202,7 @@ fn parse(args: Vec<String>) -> Option<Options> {
             "--state-file" => options.state_file = Some(args.next()?),
             "--only-extra" => options.only_extra = true,
             "--bad-names" => options.bad_names = true,
+            "--github" => options.github = true,
             "--cancel-log" => options.cancel_log = Some(args.next()?),
             "--raw" => options.raw = Some(RawMode::parse(&args.next()?)?),
             _ => return None,
@@ -402,6 +405,26 @@ impl Fixture {
         if self.options.only_extra {
             tools.clear();
         }
+        if self.options.github {
+            // GitHub's read operations, by name, answering with the arguments they got.
+            let repo_input = json!({
+                "type": "object",
+                "properties": {"owner": {"type": "string"}, "repo": {"type": "string"},
+                               "path": {"type": "string"}},
+                "required": ["owner", "repo"]
+            });
+            let query_input = json!({
+                "type": "object",
+                "properties": {"query": {"type": "string"}},
+                "required": ["query"]
+            });
+            tools.push(
+                json!({"name": "get_file_contents", "description": "Read a file.",
+                              "inputSchema": repo_input}),
+            );
+            tools.push(json!({"name": "search_code", "description": "Search code.",
+                              "inputSchema": query_input}));
+        }
         if self.options.bad_names {
             tools.extend(bad_names().into_iter().map(|name| {
                 json!({"name": name, "description": "A badly named tool.", "inputSchema": empty})
@@ -461,6 +484,10 @@ impl Fixture {
                 json!({"content": [{"type": "text", "text": count.to_string()}]})
             }
             "fail" => json!({"content": [{"type": "text", "text": "it failed"}], "isError": true}),
+            "get_file_contents" | "search_code" => {
+                let got = serde_json::to_string(args).unwrap_or_default();
+                json!({"content": [{"type": "text", "text": format!("github-args: {got}")}]})
+            }
             "env" => {
                 let names: Vec<String> = environment().into_iter().map(|(k, _)| k).collect();
                 json!({"content": [{"type": "text", "text": names.join(",")}]})

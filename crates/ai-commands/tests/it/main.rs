@@ -2,4 +2,5 @@
 //! with tools, threads and progress, and `zen`.
 
 mod ai;
+mod github;
 mod zen;
