@@ -431,6 +431,24 @@ pub(crate) async fn drive(
                     return Err(Error::Closed { code: frame.code, reason: close_reason(frame.code) });
                 }
                 Some(Ok(event)) => {
+                    // What an operator needs to see at info level: the session accepted,
+                    // resumed, or closed by Discord (twilight then reconnects by itself).
+                    match &event {
+                        GatewayEvent::Ready(_) => tracing::info!(
+                            shard = shard.id().number(),
+                            "Discord accepted the connection (ready)"
+                        ),
+                        GatewayEvent::Resumed => tracing::info!(
+                            shard = shard.id().number(),
+                            "the Discord session resumed after a reconnect"
+                        ),
+                        GatewayEvent::GatewayClose(frame) => tracing::warn!(
+                            shard = shard.id().number(),
+                            code = frame.as_ref().map(|f| f.code),
+                            "Discord closed the gateway connection; reconnecting"
+                        ),
+                        _ => {}
+                    }
                     let step = dispatcher.step(event);
                     dispatcher.carry_out(step, &mut side);
                 }

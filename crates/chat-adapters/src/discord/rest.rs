@@ -267,8 +267,20 @@ impl Rest {
             )
             .await
             {
-                Err(_) => return Err(Failure::Timeout),
-                Ok(Err(_)) => return Err(Failure::Transport),
+                Err(_) => {
+                    tracing::warn!(
+                        method = route.method().name(),
+                        "a Discord request timed out"
+                    );
+                    return Err(Failure::Timeout);
+                }
+                Ok(Err(_)) => {
+                    tracing::warn!(
+                        method = route.method().name(),
+                        "a Discord request's connection failed"
+                    );
+                    return Err(Failure::Transport);
+                }
                 Ok(Ok(response)) => response,
             };
             let status = response.status().as_u16();
@@ -295,6 +307,9 @@ impl Rest {
                 200..=299 => return Ok(Reply { body: body_bytes }),
                 401 => {
                     if authorize {
+                        tracing::error!(
+                            "Discord refused the bot token (401); the connection stops sending"
+                        );
                         self.limiter.refuse();
                     }
                     return Err(Failure::Unauthorized);
@@ -302,6 +317,12 @@ impl Rest {
                 429 => {
                     let (wait, global) = retry_after(&headers, &body_bytes);
                     let wait = wait.unwrap_or(self.bounds.default_retry_after);
+                    tracing::warn!(
+                        method = route.method().name(),
+                        wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                        global,
+                        "Discord rate limited a request (429)"
+                    );
                     self.limiter.limited(global, wait, self.bounds.backoff);
                     if retries >= self.bounds.max_rate_limit_retries
                         || wait > self.bounds.max_retry_after
@@ -311,7 +332,16 @@ impl Rest {
                     retries += 1;
                     tokio::time::sleep(wait).await;
                 }
-                other => return Err(Failure::Status(other)),
+                other => {
+                    if other >= 500 {
+                        tracing::warn!(
+                            method = route.method().name(),
+                            status = other,
+                            "Discord answered a request with a server error"
+                        );
+                    }
+                    return Err(Failure::Status(other));
+                }
             }
         }
     }

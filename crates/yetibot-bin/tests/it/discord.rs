@@ -75,6 +75,13 @@ async fn the_bot_answers_on_discord_with_a_captioned_card_once() {
             .any(|l| l.contains("Discord connection guild started")),
         "{lines:?}"
     );
+    // "Ready" is Discord's answer, logged when it comes.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("Discord accepted the connection (ready)")),
+        "{lines:?}"
+    );
     assert!(
         !lines.iter().any(|l| l.contains(TOKEN)),
         "the token was logged"
