@@ -508,6 +508,31 @@ mod tests {
         event
     }
 
+    /// Runs the supervisor over `events` with the test conductor until the returned sender
+    /// fires, after letting it take what is queued.
+    async fn supervising(
+        events: yetibot_chat_adapters::Events,
+        limits: AdmissionLimits,
+    ) -> (
+        tokio::sync::oneshot::Sender<()>,
+        tokio::task::JoinHandle<Report>,
+    ) {
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let running = tokio::spawn(supervise(
+            events,
+            conductor(),
+            limits,
+            async move {
+                let _ = stopped.await;
+            },
+            SHUTDOWN_GRACE,
+        ));
+        for _ in 0..20 {
+            tokio::task::yield_now().await;
+        }
+        (stop, running)
+    }
+
     fn small_limits() -> AdmissionLimits {
         AdmissionLimits {
             in_flight: 3,
@@ -534,19 +559,7 @@ mod tests {
         for (n, user) in ["a", "a", "a", "b", "b", "c"].into_iter().enumerate() {
             offer(user, n);
         }
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let supervising = tokio::spawn(supervise(
-            events,
-            conductor(),
-            small_limits(),
-            async move {
-                let _ = stopped.await;
-            },
-            SHUTDOWN_GRACE,
-        ));
-        for _ in 0..20 {
-            tokio::task::yield_now().await;
-        }
+        let (stop, supervising) = supervising(events, small_limits()).await;
         let shown = posts.0.lock().expect("posts").clone();
         assert!(
             shown.contains(&"⏳ Queued: you already have 2 requests running. This starts when a place frees up (1 waiting).".to_owned()),
@@ -648,19 +661,7 @@ mod tests {
                 .offer(event, Arc::clone(&outbox))
                 .expect("handed over");
         }
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let supervising = tokio::spawn(supervise(
-            events,
-            conductor(),
-            small_limits(),
-            async move {
-                let _ = stopped.await;
-            },
-            SHUTDOWN_GRACE,
-        ));
-        for _ in 0..20 {
-            tokio::task::yield_now().await;
-        }
+        let (stop, supervising) = supervising(events, small_limits()).await;
         let _ = stop.send(());
         let report = supervising.await.expect("no panic");
         assert_eq!((report.started, report.queued), (3, 0));

@@ -64,19 +64,13 @@ impl Service {
     }
 
     /// Sends SIGTERM and returns the exit code and every line of standard error.
-    fn stop(mut self) -> (Option<i32>, Vec<String>) {
+    fn stop(self) -> (Option<i32>, Vec<String>) {
         let status = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status()
             .expect("kill runs");
         assert!(status.success());
-        let exit = self.child.wait().expect("wait");
-        let lines = self
-            .stderr
-            .take()
-            .map(|reader| reader.join().expect("stderr reader"))
-            .unwrap_or_default();
-        (exit.code(), lines)
+        self.wait()
     }
 }
 
