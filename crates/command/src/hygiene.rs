@@ -8,8 +8,6 @@ use std::borrow::Cow;
 use yetibot_json_util::Value;
 use yetibot_redaction::{REDACTED, Secrets};
 
-use crate::interpreter::Reply;
-
 /// Whether `c` changes the direction of the text around it: the embeddings and overrides
 /// U+202A–U+202E and the isolates U+2066–U+2069.
 fn is_bidi_control(c: char) -> bool {
@@ -60,13 +58,18 @@ fn clean_value(value: &mut Value, secrets: &Secrets) {
     }
 }
 
-/// Makes `reply` safe to show: no bidirectional controls, no configured credential.
-pub(crate) fn present(reply: &mut Reply, secrets: &Secrets) {
-    clean_value(&mut reply.value, secrets);
-    if let Some(data) = &mut reply.data {
+/// Makes a reply's parts safe to show: no bidirectional controls, no configured credential.
+pub(crate) fn present(
+    value: &mut Value,
+    data: Option<&mut Value>,
+    error: Option<&mut String>,
+    secrets: &Secrets,
+) {
+    clean_value(value, secrets);
+    if let Some(data) = data {
         clean_value(data, secrets);
     }
-    if let Some(error) = &mut reply.error
+    if let Some(error) = error
         && let Cow::Owned(cleaned) = clean(error, secrets)
     {
         *error = cleaned;
@@ -86,16 +89,13 @@ mod tests {
     #[test]
     fn controls_go_before_credentials_are_looked_for() {
         let secrets = Secrets::new(["sk-live-0123456789abcdef"]).expect("secrets");
-        let mut shown = Reply {
-            value: parse("[\"evil\u{202e}\", \"sk-live-0123\u{202e}456789abcdef\"]"),
-            data: Some(parse("{\"k\u{202e}ey\": \"da\u{2066}ta\", \"key\": 1}")),
-            error: Some("oh \u{202d}no".into()),
-            meta: None,
-        };
-        present(&mut shown, &secrets);
-        assert_eq!(shown.value, parse(r#"["evil", "[redacted]"]"#));
-        assert_eq!(shown.data, Some(parse(r#"{"key": "data", "key (2)": 1}"#)));
-        assert_eq!(shown.error.as_deref(), Some("oh no"));
+        let mut value = parse("[\"evil\u{202e}\", \"sk-live-0123\u{202e}456789abcdef\"]");
+        let mut data = parse("{\"k\u{202e}ey\": \"da\u{2066}ta\", \"key\": 1}");
+        let mut error = "oh \u{202d}no".to_owned();
+        present(&mut value, Some(&mut data), Some(&mut error), &secrets);
+        assert_eq!(value, parse(r#"["evil", "[redacted]"]"#));
+        assert_eq!(data, parse(r#"{"key": "data", "key (2)": 1}"#));
+        assert_eq!(error, "oh no");
     }
 
     #[test]
@@ -131,14 +131,10 @@ mod tests {
             let mut object = yetibot_json_util::Object::new();
             object.insert(text.clone(), Value::Array(vec![Value::String(text.clone())]))
                 .expect("one key");
-            let mut shown = Reply {
-                value: Value::Object(object),
-                data: None,
-                error: Some(text),
-                meta: None,
-            };
-            present(&mut shown, &Secrets::empty());
-            let all = shown.value.to_json() + shown.error.as_deref().unwrap_or_default();
+            let mut value = Value::Object(object);
+            let mut error = text;
+            present(&mut value, None, Some(&mut error), &Secrets::empty());
+            let all = value.to_json() + &error;
             prop_assert!(!all.contains(is_bidi_control));
         }
     }

@@ -45,6 +45,16 @@ impl Reply {
         }
     }
 
+    /// Makes the reply safe to show, whichever command produced it (see `hygiene`).
+    fn present(&mut self, secrets: &yetibot_redaction::Secrets) {
+        crate::hygiene::present(
+            &mut self.value,
+            self.data.as_mut(),
+            self.error.as_mut(),
+            secrets,
+        );
+    }
+
     /// The chat messages this reply posts: the error, or the rendered value.
     #[must_use]
     pub fn messages(&self) -> Vec<String> {
@@ -473,7 +483,7 @@ impl Interpreter {
             };
             if let Ok(piped) = self.eval(&expr, &scope).await {
                 let mut reply = Reply::from(piped);
-                crate::hygiene::present(&mut reply, &self.secrets);
+                reply.present(&self.secrets);
                 replies.push((expr.to_line(), reply));
             }
         }
@@ -517,7 +527,7 @@ impl Interpreter {
             Ok(expr) => expr,
             Err(error) => {
                 let mut reply = Reply::failed(parse_failure(&error));
-                crate::hygiene::present(&mut reply, &self.secrets);
+                reply.present(&self.secrets);
                 return reply;
             }
         };
@@ -530,7 +540,7 @@ impl Interpreter {
                 ..Reply::failed(error)
             },
         };
-        crate::hygiene::present(&mut reply, &self.secrets);
+        reply.present(&self.secrets);
         reply
     }
 
