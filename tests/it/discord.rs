@@ -3,184 +3,44 @@
 //! conversations for the rules that need both sides, from a captioned answer after its
 //! working card to reruns, edits racing runs, replays after a resume and thread history.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use discord_fixture::{BOT_ID, FakeDiscord, Start, Stored, TOKEN, payload};
-use futures_util::future::BoxFuture;
+use discord_fixture::{BOT_ID, FakeDiscord, Start, Stored, payload};
 use provider_fixture::{Fixture, Reply, script};
 use serde_json::{Value, json};
-use tokio::sync::{Notify, Semaphore, oneshot};
-use tokio::task::{JoinHandle, JoinSet};
-use yetibot_ai_providers::{Client, ClientOptions, ProviderConfig, ProviderSet};
-use yetibot_chat_adapters::discord::{Discord, DiscordBounds, DiscordOptions, Error};
-use yetibot_command::{
-    Call, Category, CommandSpec, Handler, Interpreter, Outcome, Settings, builtins,
-};
-use yetibot_conductor::{Conductor, ConductorOptions};
-use yetibot_history::MemoryAliases;
-use yetibot_json_util::SplitMix64;
-use yetibot_mcp_host::{Host, HostOptions, ServerSet};
-use yetibot_redaction::Secret;
-use yetibot_tool_policy::{KnownNames, PolicyConfig, ToolPolicy};
+use yetibot_chat_adapters::discord::DiscordBounds;
+
+use crate::platforms::discord::{Running, connect};
+use crate::support::Bot;
 
 const ALICE: u64 = 42;
 const BOB: u64 = 43;
 const CHANNEL: u64 = 10;
 
-/// `wait`: finishes only when the test adds a permit to the gate.
-struct Gate(Arc<Semaphore>);
-
-impl Handler for Gate {
-    fn run<'a>(&'a self, _call: Call<'a>) -> BoxFuture<'a, Outcome> {
-        Box::pin(async move {
-            if let Ok(permit) = self.0.acquire().await {
-                permit.forget();
-            }
-            Outcome::text("waited")
-        })
-    }
-}
-
-fn policy() -> ToolPolicy {
-    let natives = yetibot_ai_commands::native_tools();
-    let config = PolicyConfig {
-        toolsets: &[],
-        default_toolset: None,
-        max_tool_calls: None,
-    };
-    let known = KnownNames {
-        servers: Vec::new(),
-        providers: Vec::new(),
-        with_github_api_token: Vec::new(),
-        native_tools: &natives,
-    };
-    ToolPolicy::from_config(&config, &known).expect("an empty policy is valid")
-}
-
-fn interpreter(provider: &Fixture, gate: &Arc<Semaphore>) -> Interpreter {
-    let mut registry = builtins();
-    registry.add(CommandSpec::new("wait", &[Category::UTIL]).route(
-        None,
-        "wait # waits for the test",
-        Gate(Arc::clone(gate)),
-    ));
-    let providers = ProviderSet::from_config(
-        None,
-        &[
-            ProviderConfig {
-                name: Some("local".into()),
-                url: Some(provider.url("/v1")),
-                model: Some("m1".into()),
-                ..ProviderConfig::default()
-            },
-            ProviderConfig {
-                name: Some("grok".into()),
-                url: Some(provider.url("/g/v1")),
-                model: Some("g1".into()),
-                api: Some("responses".into()),
-                ..ProviderConfig::default()
-            },
-        ],
-    )
-    .expect("providers");
-    let ai = yetibot_ai_commands::AiServices::new(
-        Client::new(ClientOptions::default()).expect("client"),
-        providers,
-        Host::new(ServerSet::default(), HostOptions::new()).expect("host"),
-        policy(),
-        Arc::new(tokio::time::Instant::now),
-    );
-    for spec in yetibot_ai_commands::commands(Arc::new(ai)) {
-        registry.add(spec);
-    }
-    Interpreter::new(
-        registry,
-        Arc::new(MemoryAliases::new()),
-        Box::new(SplitMix64::new(3)),
-        Settings::default(),
-    )
-}
-
-/// The fake Discord, the provider, and the adapter feeding a conductor, as the binary's
-/// supervisor would: one task per event.
+/// The fake Discord, the provider, and the adapter feeding the bot.
 struct Stack {
     fake: FakeDiscord,
     provider: Fixture,
-    gate: Arc<Semaphore>,
-    /// Events being handled, and a signal each time one is done.
-    busy: Arc<(AtomicUsize, Notify)>,
-    stop: Option<oneshot::Sender<()>>,
-    run: JoinHandle<Result<(), Error>>,
-    pump: JoinHandle<()>,
+    bot: Bot,
+    running: Running,
 }
 
 impl Stack {
     async fn start() -> Self {
-        let fake = FakeDiscord::start().await;
         let provider = Fixture::start().await.expect("provider");
-        let gate = Arc::new(Semaphore::new(0));
         // Cards at once, so every test sees the card and its typing; the delay before a
         // card is the conductor's own test.
-        let conductor = Arc::new(Conductor::new(
-            Arc::new(interpreter(&provider, &gate)),
-            ConductorOptions {
-                card_delay: std::time::Duration::ZERO,
-                ..ConductorOptions::default()
-            },
-        ));
-        let (intake, mut events) = yetibot_chat_adapters::intake(64);
-        let options = DiscordOptions {
-            token: Secret::new(TOKEN),
-            connection: "main".into(),
-            http_proxy: Some(fake.http_proxy()),
-            gateway_url: Some(fake.gateway.url()),
-            shards: None,
-            bounds: DiscordBounds {
-                typing_interval: Duration::from_millis(100),
-                ..DiscordBounds::default()
-            },
+        let (bot, intake) = Bot::start(&provider, Duration::ZERO);
+        let bounds = DiscordBounds {
+            typing_interval: Duration::from_millis(100),
+            ..DiscordBounds::default()
         };
-        let running = Discord::start(options, intake).await.expect("starts");
-        let (stop, stopped) = oneshot::channel::<()>();
-        let run = tokio::spawn(running.run(async move {
-            let _ = stopped.await;
-        }));
-        let busy = Arc::new((AtomicUsize::new(0), Notify::new()));
-        let counted = Arc::clone(&busy);
-        let pump = tokio::spawn(async move {
-            let mut handling = JoinSet::new();
-            loop {
-                tokio::select! {
-                    next = events.next() => match next {
-                        Some(incoming) => {
-                            let conductor = Arc::clone(&conductor);
-                            let counted = Arc::clone(&counted);
-                            counted.0.fetch_add(1, Ordering::SeqCst);
-                            handling.spawn(async move {
-                                conductor.handle(incoming).await;
-                                counted.0.fetch_sub(1, Ordering::SeqCst);
-                                counted.1.notify_waiters();
-                            });
-                        }
-                        None => break,
-                    },
-                    Some(_) = handling.join_next(), if !handling.is_empty() => {}
-                }
-            }
-            while handling.join_next().await.is_some() {}
-        });
-        fake.until("the shard identifies", |f| !f.gateway.starts().is_empty())
-            .await;
+        let (fake, running) = connect(intake, bounds).await;
         Self {
             fake,
             provider,
-            gate,
-            busy,
-            stop: Some(stop),
-            run,
-            pump,
+            bot,
+            running,
         }
     }
 
@@ -193,22 +53,8 @@ impl Stack {
         id
     }
 
-    /// Waits until every event handed to the conductor so far has been handled to the end,
-    /// so that what it recorded after posting (the answer's buttons, a confirmation) is in
-    /// place before the test presses anything.
     async fn settle(&self) {
-        let (handling, done) = &*self.busy;
-        tokio::time::timeout(Duration::from_secs(10), async {
-            loop {
-                let notified = done.notified();
-                if handling.load(Ordering::SeqCst) == 0 {
-                    return;
-                }
-                notified.await;
-            }
-        })
-        .await
-        .expect("the conductor settles");
+        self.bot.settle().await;
     }
 
     fn say(&self, channel: u64, text: &str) -> u64 {
@@ -252,16 +98,8 @@ impl Stack {
         self.fake.visible(channel)
     }
 
-    async fn stop(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        let stopped = tokio::time::timeout(Duration::from_secs(10), self.run)
-            .await
-            .expect("stops in time")
-            .expect("no panic");
-        assert_eq!(stopped, Ok(()));
-        self.pump.abort();
+    async fn stop(self) {
+        self.running.stop().await;
     }
 }
 
@@ -523,7 +361,7 @@ async fn an_edit_racing_a_running_command_owns_the_answer() {
         .await;
     assert!(visible[0].text().starts_with("newer"));
     // The obsolete run finishes now and publishes nothing.
-    stack.gate.add_permits(1);
+    stack.bot.gate.add_permits(1);
     stack.say(CHANNEL, "!echo sync");
     let visible = stack
         .until_visible(CHANNEL, "a later answer", |v| v.len() == 2)

@@ -2,4 +2,6 @@
 
 mod config_redaction;
 mod discord;
+mod platforms;
+mod support;
 mod tidy;

@@ -5,24 +5,14 @@
 
 use std::borrow::Cow;
 
+use yetibot_conversation::strip_bidi_controls;
 use yetibot_json_util::Value;
 use yetibot_redaction::{REDACTED, Secrets};
-
-/// Whether `c` changes the direction of the text around it: the embeddings and overrides
-/// U+202A–U+202E and the isolates U+2066–U+2069.
-fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
 
 /// `text` without bidirectional controls and with every secret redacted; borrowed when
 /// there was nothing to change.
 fn clean<'t>(text: &'t str, secrets: &Secrets) -> Cow<'t, str> {
-    let stripped: Cow<'t, str> = if text.contains(is_bidi_control) {
-        Cow::Owned(text.chars().filter(|&c| !is_bidi_control(c)).collect())
-    } else {
-        Cow::Borrowed(text)
-    };
-    match stripped {
+    match strip_bidi_controls(text) {
         Cow::Borrowed(text) => secrets.redact_text(text),
         Cow::Owned(text) => Cow::Owned(secrets.redact_text(&text).into_owned()),
     }
@@ -79,6 +69,7 @@ pub(crate) fn present(
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
+    use yetibot_conversation::is_bidi_control;
 
     use super::*;
 

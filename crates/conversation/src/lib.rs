@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod bidi;
 mod endpoint;
 mod error;
 pub mod limits;
@@ -8,6 +9,7 @@ mod provenance;
 mod tool;
 mod usage;
 
+pub use bidi::{is_bidi_control, strip_bidi_controls};
 pub use endpoint::{EndpointProblem, check_endpoint};
 pub use error::{Error, Result};
 pub use message::{Conversation, Message, ModelResponse, ReplayItem, ToolCall};

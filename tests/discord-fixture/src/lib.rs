@@ -99,6 +99,8 @@ pub struct Fault {
     pub body: String,
     /// Whether the request still takes effect (a 5xx after the message was made).
     pub apply: bool,
+    /// No answer at all: the connection is closed instead of answering `status`.
+    pub drop: bool,
     /// How long to wait before answering.
     pub delay: Duration,
 }
@@ -114,6 +116,7 @@ impl Fault {
             headers: Vec::new(),
             body: String::new(),
             apply: false,
+            drop: false,
             delay: Duration::ZERO,
         }
     }
@@ -136,6 +139,13 @@ impl Fault {
     #[must_use]
     pub fn delayed(mut self, delay: Duration) -> Self {
         self.delay = delay;
+        self
+    }
+
+    /// The connection is closed instead of answering.
+    #[must_use]
+    pub fn dropped(mut self) -> Self {
+        self.drop = true;
         self
     }
 

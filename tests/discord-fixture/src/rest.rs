@@ -2,7 +2,6 @@
 //! them (`/api/v10/...`), scripted faults first, then the behaviour of the real API for the
 //! routes a bot uses.
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -41,7 +40,8 @@ pub(crate) async fn start(
                     async move {
                         let response = handle(&state, request, &gateway_url).await;
                         changed.notify_waiters();
-                        Ok::<_, Infallible>(response)
+                        // No answer: hyper closes the connection.
+                        response.ok_or_else(|| std::io::Error::other("dropped by a fault"))
                     }
                 });
                 let _ = hyper::server::conn::http1::Builder::new()
@@ -73,7 +73,7 @@ async fn handle(
     state: &Mutex<State>,
     request: Request<hyper::body::Incoming>,
     gateway_url: &str,
-) -> Response<Full<Bytes>> {
+) -> Option<Response<Full<Bytes>>> {
     let method = request.method().as_str().to_owned();
     let full_path = request
         .uri()
@@ -138,11 +138,15 @@ async fn handle(
     };
     match fault {
         Some(fault) => faulted(&fault),
-        None => response,
+        None => Some(response),
     }
 }
 
-fn faulted(fault: &crate::Fault) -> Response<Full<Bytes>> {
+/// The fault's answer, or `None` when it drops the connection.
+fn faulted(fault: &crate::Fault) -> Option<Response<Full<Bytes>>> {
+    if fault.drop {
+        return None;
+    }
     let mut response = Response::new(Full::from(fault.body.clone()));
     *response.status_mut() = http::StatusCode::from_u16(fault.status).unwrap_or_default();
     for (name, value) in &fault.headers {
@@ -153,7 +157,7 @@ fn faulted(fault: &crate::Fault) -> Response<Full<Bytes>> {
             response.headers_mut().insert(name, value);
         }
     }
-    response
+    Some(response)
 }
 
 fn id_at(parts: &[&str], index: usize) -> Option<u64> {

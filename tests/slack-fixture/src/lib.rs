@@ -1,6 +1,8 @@
 //! A fake Slack for tests, on 127.0.0.1 only: the Web API methods the adapter calls (with a
-//! record of every call and one-off scripted answers, such as a `429` with `Retry-After`)
-//! and a Socket Mode WebSocket that sends envelopes and collects their acknowledgements.
+//! record of every call, the messages they leave in each conversation, and one-off scripted
+//! answers such as a `429` with `Retry-After`, or a `500` or a dropped connection after the
+//! call took effect) and a Socket Mode WebSocket that sends envelopes and collects their
+//! acknowledgements.
 //!
 //! The fake runs on the caller's tokio runtime; dropping the [`FakeSlack`] stops it.
 
@@ -8,6 +10,7 @@ use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
@@ -18,6 +21,7 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::{Notify, mpsc};
 use tokio::task::JoinSet;
+use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Message;
 
 /// The bot user the fake's `auth.test` reports.
@@ -34,10 +38,12 @@ pub struct Call {
     pub auth: Option<String>,
     /// The JSON body, or the query parameters as an object.
     pub body: Value,
+    /// When it arrived.
+    pub at: Instant,
 }
 
 /// A one-off answer to the next call of a method.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Scripted {
     /// The HTTP status.
     pub status: u16,
@@ -45,6 +51,27 @@ pub struct Scripted {
     pub headers: Vec<(String, String)>,
     /// The JSON body.
     pub body: Value,
+    /// The call takes effect (a message is posted) before the scripted answer is given.
+    pub applied: bool,
+    /// No answer at all: the connection is closed instead.
+    pub dropped: bool,
+}
+
+/// A message as the fake keeps it, after every `chat.update` and `chat.delete` of it.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    /// The conversation.
+    pub channel: String,
+    /// Its timestamp (the message's ID).
+    pub ts: String,
+    /// The thread it was posted in, if any.
+    pub thread_ts: Option<String>,
+    /// The body of its latest version (`text`, `blocks`, ...).
+    pub body: Value,
+    /// How often it was updated.
+    pub edits: u32,
+    /// Whether it was deleted.
+    pub deleted: bool,
 }
 
 /// A thread `conversations.replies` serves, page by page.
@@ -61,7 +88,9 @@ pub struct Thread {
 #[derive(Default)]
 struct State {
     calls: Mutex<Vec<Call>>,
+    /// Woken after every call, once it took effect.
     called: Notify,
+    messages: Mutex<Vec<Stored>>,
     scripted: Mutex<HashMap<String, VecDeque<Scripted>>>,
     channels: Mutex<HashMap<String, Value>>,
     users: Mutex<HashMap<String, Value>>,
@@ -125,7 +154,12 @@ impl FakeSlack {
                 conns.spawn(async move {
                     let service = hyper::service::service_fn(move |req| {
                         let s = Arc::clone(&s);
-                        async move { Ok::<_, std::convert::Infallible>(web_api(&s, req).await) }
+                        async move {
+                            let answer = web_api(&s, req).await;
+                            s.called.notify_waiters();
+                            // No answer: hyper closes the connection.
+                            answer.ok_or_else(|| std::io::Error::other("dropped by the script"))
+                        }
                     });
                     let _ = hyper::server::conn::http1::Builder::new()
                         .serve_connection(TokioIo::new(stream), service)
@@ -192,6 +226,45 @@ impl FakeSlack {
     #[must_use]
     pub fn all_calls(&self) -> Vec<Call> {
         lock(&self.state.calls).clone()
+    }
+
+    /// Every message posted in `channel` (in any thread), deleted ones included, oldest first.
+    #[must_use]
+    pub fn messages(&self, channel: &str) -> Vec<Stored> {
+        lock(&self.state.messages)
+            .iter()
+            .filter(|m| m.channel == channel)
+            .cloned()
+            .collect()
+    }
+
+    /// The messages of `channel` still visible.
+    #[must_use]
+    pub fn visible(&self, channel: &str) -> Vec<Stored> {
+        self.messages(channel)
+            .into_iter()
+            .filter(|m| !m.deleted)
+            .collect()
+    }
+
+    /// Waits until `check` holds, re-checking after every call; panics after 10 seconds
+    /// with `what`.
+    ///
+    /// # Panics
+    ///
+    /// When `check` does not hold in time.
+    pub async fn until(&self, what: &str, check: impl Fn(&Self) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let called = self.state.called.notified();
+            if check(self) {
+                return;
+            }
+            if tokio::time::timeout_at(deadline, called).await.is_err() {
+                assert!(check(self), "timed out waiting for: {what}");
+                return;
+            }
+        }
     }
 
     /// Waits until `method` was called at least `n` times, and returns those calls.
@@ -380,7 +453,11 @@ fn fail(error: &str) -> Response<Full<Bytes>> {
     respond(200, &[], &json!({"ok": false, "error": error}))
 }
 
-async fn web_api(state: &State, request: Request<hyper::body::Incoming>) -> Response<Full<Bytes>> {
+/// The answer to one call, or `None` to close the connection without one.
+async fn web_api(
+    state: &State,
+    request: Request<hyper::body::Incoming>,
+) -> Option<Response<Full<Bytes>>> {
     let path = request.uri().path().to_owned();
     let query = request.uri().query().unwrap_or_default().to_owned();
     let auth = request
@@ -418,14 +495,37 @@ async fn web_api(state: &State, request: Request<hyper::body::Incoming>) -> Resp
         method: method.clone(),
         auth: auth.clone(),
         body: body.clone(),
+        at: Instant::now(),
     });
-    state.called.notify_waiters();
-    if let Some(answer) = lock(&state.scripted)
+    let scripted = lock(&state.scripted)
         .get_mut(&method)
-        .and_then(VecDeque::pop_front)
-    {
-        return respond(answer.status, &answer.headers, &answer.body);
+        .and_then(VecDeque::pop_front);
+    let Some(scripted) = scripted else {
+        return Some(default_answer(
+            state,
+            &method,
+            auth.as_deref(),
+            &body,
+            &bytes,
+        ));
+    };
+    if scripted.applied {
+        default_answer(state, &method, auth.as_deref(), &body, &bytes);
     }
+    if scripted.dropped {
+        return None;
+    }
+    Some(respond(scripted.status, &scripted.headers, &scripted.body))
+}
+
+/// What the real Web API would answer, with the call's effect on the fake's messages.
+fn default_answer(
+    state: &State,
+    method: &str,
+    auth: Option<&str>,
+    body: &Value,
+    bytes: &Bytes,
+) -> Response<Full<Bytes>> {
     let field = |name: &str| {
         body.get(name)
             .and_then(Value::as_str)
@@ -433,25 +533,50 @@ async fn web_api(state: &State, request: Request<hyper::body::Incoming>) -> Resp
             .to_owned()
     };
     let next = || state.next.fetch_add(1, Ordering::SeqCst);
-    match method.as_str() {
+    match method {
         "auth.test" => {
             ok(json!({"user_id": BOT_USER, "bot_id": BOT_ID, "user": "yetibot", "team_id": "T1"}))
         }
         "apps.connections.open" => {
-            if !auth
-                .as_deref()
-                .is_some_and(|a| a.starts_with("Bearer xapp-"))
-            {
+            if !auth.is_some_and(|a| a.starts_with("Bearer xapp-")) {
                 return fail("invalid_auth");
             }
             let port = state.ws_port.load(Ordering::SeqCst);
             ok(json!({"url": format!("ws://127.0.0.1:{port}/link?ticket={}", next())}))
         }
         "chat.postMessage" => {
-            ok(json!({"channel": field("channel"), "ts": format!("1700001000.{:06}", next())}))
+            let ts = format!("1700001000.{:06}", next());
+            lock(&state.messages).push(Stored {
+                channel: field("channel"),
+                ts: ts.clone(),
+                thread_ts: body
+                    .get("thread_ts")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+                body: body.clone(),
+                edits: 0,
+                deleted: false,
+            });
+            ok(json!({"channel": field("channel"), "ts": ts}))
         }
-        "chat.update" => ok(json!({"channel": field("channel"), "ts": field("ts")})),
-        "chat.delete" | "reactions.add" | "files.delete" => ok(json!({})),
+        "chat.update" | "chat.delete" => {
+            let (channel, ts) = (field("channel"), field("ts"));
+            let mut messages = lock(&state.messages);
+            let Some(stored) = messages
+                .iter_mut()
+                .find(|m| m.channel == channel && m.ts == ts && !m.deleted)
+            else {
+                return fail("message_not_found");
+            };
+            if method == "chat.delete" {
+                stored.deleted = true;
+            } else {
+                stored.body = body.clone();
+                stored.edits += 1;
+            }
+            ok(json!({"channel": channel, "ts": ts}))
+        }
+        "reactions.add" | "files.delete" => ok(json!({})),
         "conversations.info" => match lock(&state.channels).get(&field("channel")) {
             Some(channel) => ok(json!({"channel": channel})),
             None => fail("channel_not_found"),

@@ -6,6 +6,7 @@ use std::sync::{Mutex, PoisonError};
 
 use serde_json::{Value, json};
 use tokio::sync::watch;
+use yetibot_conversation::strip_bidi_controls;
 
 use crate::event::{Author, Place};
 use crate::outbox::{HistoryError, HistoryLimits, HistoryMessage};
@@ -78,6 +79,9 @@ impl Message {
             + self.reactions.iter().map(String::len).sum::<usize>()
     }
 
+    /// The message as the page shows it, without bidirectional controls: the bot's replies
+    /// lose them before they are posted, but the operator's own messages and a status
+    /// card's live text would otherwise reach the page as they came.
     fn to_json(&self) -> Value {
         let role = match self.kind {
             Kind::User => "user",
@@ -89,11 +93,12 @@ impl Message {
             "id": self.id,
             "room": self.room,
             "thread": self.thread,
-            "author": {"id": self.author.id, "name": self.author.name, "bot": self.author.is_bot},
+            "author": {"id": self.author.id, "name": strip_bidi_controls(&self.author.name),
+                "bot": self.author.is_bot},
             "role": role,
-            "text": self.text,
+            "text": strip_bidi_controls(&self.text),
             "media": self.media,
-            "caption": self.caption,
+            "caption": self.caption.as_deref().map(strip_bidi_controls),
             "buttons": self.buttons.iter().map(|b| json!({
                 "action": b.action.as_str(), "label": b.label(), "token": b.token,
             })).collect::<Vec<_>>(),
@@ -610,6 +615,8 @@ impl State {
 
 #[cfg(test)]
 mod tests {
+    use yetibot_conversation::is_bidi_control;
+
     use super::*;
 
     fn state(bounds: ConsoleBounds) -> State {
@@ -672,6 +679,30 @@ mod tests {
         assert_eq!(snapshot["messages"].as_array().map(Vec::len), Some(3));
         assert_eq!(snapshot["messages"][0]["replies"], 2);
         assert_eq!(snapshot["messages"][0]["revision"], 1);
+    }
+
+    #[test]
+    fn the_page_never_gets_bidirectional_controls() {
+        let s = state(ConsoleBounds::default());
+        let (id, place) = s
+            .add_user(&operator(), DEFAULT_ROOM, None, "!echo \u{202e}evil")
+            .expect("posted");
+        // A status card's live text comes straight from the model's stream.
+        let status = Outgoing::text(Role::Status, "Working… \u{2066}live\u{2069}");
+        s.post(&place, vec![status]).expect("status");
+        s.edit_user(&operator(), &id, "!echo \u{202d}edited")
+            .expect("edited");
+        // serde_json writes the controls as they are, never as escapes.
+        let snapshot = s.snapshot(DEFAULT_ROOM).expect("snapshot").to_string();
+        assert!(!snapshot.contains(is_bidi_control), "{snapshot}");
+        assert!(snapshot.contains("!echo edited") && snapshot.contains("Working… live"));
+        let Catchup::Updates(updates) = s.updates_after(0) else {
+            panic!("the log reaches back to the start");
+        };
+        assert!(updates.len() >= 3);
+        for (_, update) in updates {
+            assert!(!update.contains(is_bidi_control), "{update}");
+        }
     }
 
     #[test]

@@ -526,6 +526,7 @@ async fn rate_limits_are_waited_out_and_an_unconfirmed_post_is_never_resent() {
             status: 429,
             headers: vec![("retry-after".into(), "1".into())],
             body: json!({"ok": false, "error": "ratelimited"}),
+            ..Scripted::default()
         },
     );
     slack
@@ -543,6 +544,7 @@ async fn rate_limits_are_waited_out_and_an_unconfirmed_post_is_never_resent() {
             status: 500,
             headers: Vec::new(),
             body: json!({"ok": false, "error": "fatal_error", "secret": BOT_TOKEN}),
+            ..Scripted::default()
         },
     );
     let error = slack

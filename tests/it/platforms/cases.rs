@@ -1,0 +1,150 @@
+//! The cases of the platform suite, one function each: what happens, and what must then be
+//! in the channel. Every case runs on every platform.
+
+use std::time::Duration;
+
+use super::Person::{Alice, Bob, Mallory};
+use super::Sender::{Myself, OtherBot, Webhook};
+use super::Step::{
+    Delivered, Edit, Fault, Model, ModelCalls, Posts, PostsApart, Press, Redeliver, Say, SayAs,
+    ShownOnce, Shows, ShowsInPlace,
+};
+use super::{Case, Fault as Failing};
+
+/// Mass mentions, user and role mentions, in the model's text and in a person's echoed
+/// text, reach the channel as text that notifies nobody (checked on every message).
+pub(crate) fn mentions_are_neutralised() -> Case {
+    vec![
+        Model("Hello @everyone and @here: <@42> <@&7> <!channel> <!here> <@U1>".into()),
+        Say(Alice, "!ai --no-tools greet everyone"),
+        Shows(&["Hello @everyone and @here"]),
+        Say(Alice, "!echo @here <!everyone> <@43> ping"),
+        Shows(&["Hello @everyone and @here", "@here <!everyone> <@43> ping"]),
+    ]
+}
+
+/// Who someone is comes from the event's user ID, never from a display name: Mallory,
+/// whose display name is Alice's, cannot use Alice's button.
+pub(crate) fn identity_comes_only_from_the_event() -> Case {
+    vec![
+        Say(Alice, "!echo mine"),
+        Shows(&["mine"]),
+        Press(Mallory, "Run again"),
+        Shows(&["mine", "Only alice can run this command again."]),
+    ]
+}
+
+/// Other bots, webhooks and the bot's own messages start nothing, paid or not.
+pub(crate) fn bots_webhooks_and_the_bot_itself_trigger_nothing() -> Case {
+    vec![
+        SayAs(OtherBot, "!ai --no-tools spend money"),
+        SayAs(Webhook, "!echo from a webhook"),
+        SayAs(Myself, "!echo a loop"),
+        Say(Alice, "!echo human"),
+        Shows(&["human"]),
+        ModelCalls(0),
+    ]
+}
+
+/// Events delivered again after a reconnect are never answered twice, and a paid prompt
+/// is never paid twice.
+pub(crate) fn replays_are_answered_once() -> Case {
+    vec![
+        Model("Paid once.".into()),
+        Say(Alice, "!ai --no-tools say something"),
+        Shows(&["Paid once."]),
+        Say(Alice, "!echo cheap"),
+        Shows(&["Paid once.", "cheap"]),
+        Redeliver,
+        Say(Alice, "!echo after"),
+        Shows(&["Paid once.", "cheap", "after"]),
+        ModelCalls(1),
+    ]
+}
+
+/// A `429` is waited out as long as asked, then the post is sent once more: one answer.
+pub(crate) fn a_rate_limit_is_honoured_once() -> Case {
+    vec![
+        Fault(Failing::RateLimited { seconds: 1 }),
+        Say(Alice, "!echo limited"),
+        Shows(&["limited"]),
+        Posts(2),
+        PostsApart(Duration::from_secs(1)),
+    ]
+}
+
+/// A server error after the message was made never leaves the answer twice.
+pub(crate) fn a_server_error_after_posting_never_duplicates() -> Case {
+    vec![
+        Fault(Failing::ServerErrorAfterPosting),
+        Say(Alice, "!echo exactly once"),
+        ShownOnce("exactly once"),
+    ]
+}
+
+/// A connection dropped after the message was made never leaves the answer twice.
+pub(crate) fn a_dropped_connection_after_posting_never_duplicates() -> Case {
+    vec![
+        Fault(Failing::DroppedAfterPosting),
+        Say(Alice, "!echo exactly once"),
+        ShownOnce("exactly once"),
+    ]
+}
+
+/// A long answer, and one long line, reach the channel whole, in messages that each fit
+/// the platform.
+pub(crate) fn long_answers_fit_the_platform() -> Case {
+    let long: String = (1..=400)
+        .map(|n| format!("Finding {n}: a line of the report, explained at some length.\n"))
+        .collect();
+    let line = format!("{}end", "word ".repeat(2_000));
+    vec![
+        Model(long.clone()),
+        Model(line.clone()),
+        Say(Alice, "!ai --no-tools tell me everything"),
+        Delivered(long),
+        Say(Alice, "!ai --no-tools one line please"),
+        Delivered(line),
+        ModelCalls(2),
+    ]
+}
+
+/// Editing a command replaces its answer in place.
+pub(crate) fn edits_replace_the_answer() -> Case {
+    vec![
+        Say(Alice, "!echo first"),
+        Shows(&["first"]),
+        Edit("!echo second"),
+        ShowsInPlace(&["second"]),
+    ]
+}
+
+/// Only the requester may run a command again or confirm the rerun; the confirmation
+/// works once.
+pub(crate) fn buttons_are_checked_per_user() -> Case {
+    vec![
+        Say(Alice, "!echo mine"),
+        Shows(&["mine"]),
+        Press(Bob, "Run again"),
+        Shows(&["mine", "Only alice can run this command again."]),
+        Press(Alice, "Run again"),
+        Shows(&[
+            "mine",
+            "Only alice can run this command again.",
+            "Run `!echo mine` again?",
+        ]),
+        Press(Bob, "Confirm rerun"),
+        Shows(&[
+            "mine",
+            "Only alice can run this command again.",
+            "Run `!echo mine` again?",
+            "Only alice can confirm this rerun.",
+        ]),
+        Press(Alice, "Confirm rerun"),
+        Shows(&[
+            "mine",
+            "Only alice can run this command again.",
+            "Only alice can confirm this rerun.",
+        ]),
+    ]
+}
