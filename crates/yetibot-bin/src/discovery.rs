@@ -78,10 +78,11 @@ impl Lister for ProviderLister {
         match result {
             Ok(list) => {
                 if changed {
+                    let count = list.ids().count();
                     tracing::info!(
-                        "model catalog of {}: {} models",
+                        "model catalog of {}: {count} model{}",
                         provider.name(),
-                        list.ids().count()
+                        if count == 1 { "" } else { "s" }
                     );
                 }
                 if list.truncated {

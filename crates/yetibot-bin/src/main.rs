@@ -2,7 +2,7 @@
 //! runs one command line and prints what a chat would show, `yetibot check-config`
 //! validates the configuration, `yetibot doctor` checks that the configured providers and
 //! MCP servers answer. Exit codes: 0 success, 1 a failed command, check or any other
-//! failure, 2 invalid configuration.
+//! failure, 2 invalid configuration, 64 a command line that could not be understood.
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -62,13 +62,31 @@ static PANIC_SECRETS: OnceLock<yetibot_redaction::Secrets> = OnceLock::new();
 fn main() -> ExitCode {
     // Before anything can panic: a panic message may quote data that holds a credential.
     yetibot_redaction::install_panic_hook(&PANIC_SECRETS);
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return usage_error(&error),
+    };
     let format = cli.log_format;
     match cli.command.unwrap_or(Command::Serve) {
         Command::CheckConfig => check_config(),
         Command::Serve => serve_until_stopped(format),
         Command::Run { json, expression } => run_once(&expression.join(" "), json, format),
         Command::Doctor { no_probe } => run_doctor(no_probe, format),
+    }
+}
+
+/// The exit code of a command line that could not be understood (sysexits' `EX_USAGE`);
+/// 2 is invalid configuration.
+const EXIT_USAGE: u8 = 64;
+
+/// `--help` and `--version` print and succeed; anything else clap could not read is a usage
+/// error, printed with its hint.
+fn usage_error(error: &clap::Error) -> ExitCode {
+    let _ = error.print();
+    if error.use_stderr() {
+        ExitCode::from(EXIT_USAGE)
+    } else {
+        ExitCode::SUCCESS
     }
 }
 
@@ -243,6 +261,17 @@ async fn serve(config: Config) -> ExitCode {
         None => None,
         Some(addr) => match console(&config, addr, intake.clone()).await {
             Ok(console) => Some(console),
+            Err(yetibot_chat_adapters::web::ConsoleError::Bind { addr, source })
+                if source.kind() == std::io::ErrorKind::AddrInUse =>
+            {
+                tracing::error!(
+                    "the web console cannot listen on {addr}: another program (or another \
+                     yetibot) already uses that port; choose another with `:yetibot :web \
+                     :port` (YETIBOT_WEB_PORT), or turn the console off with `:yetibot :web \
+                     :enabled false`"
+                );
+                return ExitCode::FAILURE;
+            }
             Err(error) => {
                 tracing::error!("{error}");
                 return ExitCode::FAILURE;

@@ -440,3 +440,17 @@ async fn a_tool_using_request_through_the_console_logs_no_secret_prompt_or_tool_
         );
     }
 }
+
+#[test]
+fn a_port_in_use_names_the_setting_to_change() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+    let port = taken.local_addr().expect("addr").port().to_string();
+    let out = crate::run(&[("YETIBOT_WEB_PORT", &port)], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("already uses that port") && stderr.contains(":yetibot :web :port"),
+        "{stderr}"
+    );
+    drop(taken);
+}

@@ -48,6 +48,25 @@ fn json_output_carries_value_data_and_error() {
 }
 
 #[test]
+fn usage_errors_exit_64_and_help_exits_0() {
+    for args in [
+        &["run"][..],
+        &["--no-such-flag", "run", "echo"],
+        &["no-such-command"],
+    ] {
+        let out = run(&[], args);
+        assert_eq!(out.status.code(), Some(64), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert!(!out.stderr.is_empty(), "{args:?}");
+    }
+    for args in [&["--help"][..], &["run", "--help"], &["--version"]] {
+        let out = run(&[], args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(!out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
 fn configuration_problems_exit_2_before_running_anything() {
     let (dir, file) = write_config("run-bad", r#"{:yetibot {:command {:prefix ""}}}"#);
     let out = run(&[("CONFIG_PATH", &file)], &["run", "echo hi"]);
