@@ -63,7 +63,8 @@ pub(crate) fn providers(services: &AiServices) -> Outcome {
 }
 
 /// `ai models [provider]`: one provider's model IDs, or every provider's, each row labelled
-/// with its provider. One provider's failure is a row of its own and hides no other list.
+/// with its provider. One provider's failure is a note beside the rows and hides no other
+/// list.
 pub(crate) async fn models(services: &AiServices, provider: Option<&str>) -> Outcome {
     if services.providers.is_empty() {
         return Outcome::error(
@@ -93,24 +94,21 @@ pub(crate) async fn models(services: &AiServices, provider: Option<&str>) -> Out
                     records.push(model_record(&name, model));
                 }
             }
-            Err(error) => {
-                failures.push(format!("{name}: {}", error.user_message()));
-                rows.push(Value::String(format!("{name}: ⚠ {}", error.user_message())));
-                records.push(to_value(
-                    &json!({"provider": name, "error": error.user_message()}),
-                ));
-            }
+            Err(error) => failures.push(format!("{name}: {}", error.user_message())),
         }
     }
     // Only when every provider failed is the listing itself a failure.
     if failures.len() == services.providers.providers().len() {
         return Outcome::error(failures.join("; "));
     }
+    // A provider that could not be listed is a note beside the rows, not a row: the rows
+    // are models, so that `ai models | count` counts models.
     Outcome::Data {
         value: Value::Array(rows),
         data: Some(Value::Array(records)),
         path: None,
     }
+    .with_notes(failures)
 }
 
 /// One provider's model IDs, fetched now, each row paired with its record (`ai models

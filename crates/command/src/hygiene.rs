@@ -48,21 +48,22 @@ fn clean_value(value: &mut Value, secrets: &Secrets) {
     }
 }
 
-/// Makes a reply's parts safe to show: no bidirectional controls, no configured credential.
-pub(crate) fn present(
+/// Makes a reply's parts safe to show (its value, data, and texts such as its error and
+/// notes): no bidirectional controls, no configured credential.
+pub(crate) fn present<'t>(
     value: &mut Value,
     data: Option<&mut Value>,
-    error: Option<&mut String>,
+    texts: impl IntoIterator<Item = &'t mut String>,
     secrets: &Secrets,
 ) {
     clean_value(value, secrets);
     if let Some(data) = data {
         clean_value(data, secrets);
     }
-    if let Some(error) = error
-        && let Cow::Owned(cleaned) = clean(error, secrets)
-    {
-        *error = cleaned;
+    for text in texts {
+        if let Cow::Owned(cleaned) = clean(text, secrets) {
+            *text = cleaned;
+        }
     }
 }
 
@@ -87,6 +88,17 @@ mod tests {
         assert_eq!(value, parse(r#"["evil", "[redacted]"]"#));
         assert_eq!(data, parse(r#"{"key": "data", "key (2)": 1}"#));
         assert_eq!(error, "oh no");
+    }
+
+    #[test]
+    fn every_text_of_a_reply_is_cleaned() {
+        let secrets = Secrets::new(["sk-live-0123456789abcdef"]).expect("secrets");
+        let mut value = parse("\"ok\"");
+        let mut error = "no sk-live-0123456789abcdef".to_owned();
+        let mut note = "local: \u{202e}sk-live-0123456789abcdef".to_owned();
+        present(&mut value, None, [&mut error, &mut note], &secrets);
+        assert_eq!(error, "no [redacted]");
+        assert_eq!(note, "local: [redacted]");
     }
 
     #[test]

@@ -33,6 +33,8 @@ pub struct Reply {
     /// When the last stage said how its value was produced (a model's answer): the
     /// reply's caption, cost and details.
     pub meta: Option<Arc<ReplyMeta>>,
+    /// Warnings shown beside the value (see [`Piped::notes`]).
+    pub notes: Vec<String>,
 }
 
 impl Reply {
@@ -42,6 +44,7 @@ impl Reply {
             data: None,
             error: Some(error),
             meta: None,
+            notes: Vec::new(),
         }
     }
 
@@ -50,17 +53,26 @@ impl Reply {
         crate::hygiene::present(
             &mut self.value,
             self.data.as_mut(),
-            self.error.as_mut(),
+            self.error.iter_mut().chain(self.notes.iter_mut()),
             secrets,
         );
     }
 
-    /// The chat messages this reply posts: the error, or the rendered value.
+    /// The chat messages this reply posts: the error, or the rendered value followed by one
+    /// message of its notes, each marked ⚠.
     #[must_use]
     pub fn messages(&self) -> Vec<String> {
         match &self.error {
             Some(error) => vec![error.clone()],
-            None => crate::render::messages(&self.value),
+            None => {
+                let mut messages = crate::render::messages(&self.value);
+                if !self.notes.is_empty() {
+                    let notes: Vec<String> =
+                        self.notes.iter().map(|note| format!("⚠ {note}")).collect();
+                    messages.push(notes.join("\n"));
+                }
+                messages
+            }
         }
     }
 }
@@ -228,6 +240,7 @@ impl From<Piped> for Reply {
             data: piped.data,
             error: None,
             meta: piped.meta,
+            notes: piped.notes,
         }
     }
 }
@@ -642,10 +655,12 @@ impl Interpreter {
         &self,
         typed: &str,
         line: &str,
-        input: Piped,
+        mut input: Piped,
         scope: &Scope<'_>,
     ) -> Result<(Piped, usize), String> {
         let failure = |message: &str| failure_line(typed, message);
+        // Notes stay with the pipeline whatever the stage makes of its value.
+        let mut notes = std::mem::take(&mut input.notes);
         // How much of the line is piped text appended after the typed arguments (a space
         // and the text), so that a command can tell its own arguments from its input.
         let appended = if line.len() > typed.len() && !typed.contains("%s") {
@@ -658,9 +673,19 @@ impl Interpreter {
         if let Outcome::Consumed { stages, .. } = &outcome {
             consumed = *stages;
         }
-        while let Outcome::Consumed { outcome: inner, .. } = outcome {
-            outcome = *inner;
-        }
+        let outcome = loop {
+            outcome = match outcome {
+                Outcome::Consumed { outcome: inner, .. } => *inner,
+                Outcome::Noted {
+                    outcome: inner,
+                    notes: more,
+                } => {
+                    value::add_notes(&mut notes, more);
+                    *inner
+                }
+                done => break done,
+            };
+        };
         let mut data_changed = true;
         let next = match outcome {
             Outcome::Error(message) => return Err(failure(&message)),
@@ -692,6 +717,7 @@ impl Interpreter {
                 data: None,
                 records_at: None,
                 meta: Some(std::sync::Arc::from(meta)),
+                notes: Vec::new(),
             },
             Outcome::Data { value, data, path } => {
                 // Records are where the path points, or the data itself when it is an array.
@@ -705,12 +731,18 @@ impl Interpreter {
                     data,
                     records_at,
                     meta: None,
+                    notes: Vec::new(),
                 }
             }
             Outcome::Piped(piped) => piped,
             // Unwrapped above; kept as an error rather than a panic.
-            Outcome::Consumed { .. } => return Err(failure("the command's result is malformed")),
+            Outcome::Consumed { .. } | Outcome::Noted { .. } => {
+                return Err(failure("the command's result is malformed"));
+            }
         };
+        let mut next = next;
+        value::add_notes(&mut notes, std::mem::take(&mut next.notes));
+        next.notes = notes;
         // Data a command only passed along was checked when it was made.
         let too_big = value::oversize(&next.value).or_else(|| {
             next.data
@@ -898,6 +930,7 @@ impl Interpreter {
                 data: input.data.clone(),
                 records_at: input.records_at.clone(),
                 meta: None,
+                notes: Vec::new(),
             }
         } else {
             Piped::default()

@@ -29,4 +29,4 @@ pub use platform::{
 pub use recent::Recent;
 pub use registry::{Call, Category, CommandSpec, Handler, Hints, Plain, Registry, Route, Runner};
 pub use render::messages;
-pub use value::{Outcome, PathStep, Piped, ReplyMeta};
+pub use value::{MAX_NOTES, Outcome, PathStep, Piped, ReplyMeta};

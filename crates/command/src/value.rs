@@ -39,6 +39,25 @@ pub struct Piped {
     /// How the value was produced, when the stage that produced it said so (a model's
     /// answer): what its reply is captioned with. Any later stage clears it.
     pub meta: Option<Arc<ReplyMeta>>,
+    /// Warnings about the value that are not part of it (a provider whose models could not
+    /// be listed): later stages keep them, and the reply shows them beside the value, so that
+    /// `ai models | count` counts models, not warnings. At most [`MAX_NOTES`].
+    pub notes: Vec<String>,
+}
+
+/// The most notes one pipeline carries; later ones are dropped.
+pub const MAX_NOTES: usize = 16;
+
+/// `notes` followed by those of `more` not already there, at most [`MAX_NOTES`] in all.
+pub(crate) fn add_notes(notes: &mut Vec<String>, more: Vec<String>) {
+    for note in more {
+        if notes.len() >= MAX_NOTES {
+            break;
+        }
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+    }
 }
 
 impl Piped {
@@ -51,6 +70,7 @@ impl Piped {
             data: records.map(Value::Array),
             records_at,
             meta: None,
+            notes: Vec::new(),
         }
     }
 
@@ -70,6 +90,7 @@ impl Default for Piped {
             data: None,
             records_at: None,
             meta: None,
+            notes: Vec::new(),
         }
     }
 }
@@ -127,6 +148,14 @@ pub enum Outcome {
         /// The result of this stage and the consumed ones together.
         outcome: Box<Outcome>,
     },
+    /// `outcome`, with warnings shown beside its value rather than in it (see
+    /// [`Piped::notes`]).
+    Noted {
+        /// The result.
+        outcome: Box<Outcome>,
+        /// The warnings.
+        notes: Vec<String>,
+    },
 }
 
 impl Outcome {
@@ -149,6 +178,19 @@ impl Outcome {
         Self::Value(Value::Array(
             items.into_iter().map(|s| Value::String(s.into())).collect(),
         ))
+    }
+
+    /// This outcome with `notes` shown beside its value; no notes leave it as it is.
+    #[must_use]
+    pub fn with_notes(self, notes: Vec<String>) -> Self {
+        if notes.is_empty() {
+            self
+        } else {
+            Self::Noted {
+                outcome: Box::new(self),
+                notes,
+            }
+        }
     }
 
     /// A value whose records are `records`, row for row.

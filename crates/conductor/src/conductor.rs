@@ -847,6 +847,7 @@ fn timed_out(deadline: Duration) -> Reply {
             deadline.as_secs() / 60
         )),
         meta: None,
+        notes: Vec::new(),
     }
 }
 

@@ -204,7 +204,8 @@ fn seed() -> u64 {
 /// A reply as one JSON object for scripts: `{"value": ..., "data": ..., "error": ...}`,
 /// where `value` and `data` are the JSON of the shown value and the data (numbers exactly as
 /// the commands produced them; `null` when absent) and `error` the chat text of the error;
-/// a model's answer adds `meta` (provider, model, duration, tool calls, usage, cost label).
+/// `notes` (only when there are any) lists the warnings shown beside the value; a model's
+/// answer adds `meta` (provider, model, duration, tool calls, usage, cost label).
 #[must_use]
 pub fn reply_json(reply: &yetibot_command::Reply) -> String {
     let value = if reply.error.is_some() {
@@ -220,11 +221,17 @@ pub fn reply_json(reply: &yetibot_command::Reply) -> String {
         || "null".to_owned(),
         |e| serde_json::Value::String(e.to_owned()).to_string(),
     );
+    // Notes only when there are some, so that the common shape stays as it was.
+    let notes = if reply.notes.is_empty() {
+        String::new()
+    } else {
+        format!(r#","notes":{}"#, serde_json::json!(reply.notes))
+    };
     match &reply.meta {
         Some(meta) => format!(
-            r#"{{"value":{value},"data":{data},"error":{error},"meta":{}}}"#,
+            r#"{{"value":{value},"data":{data},"error":{error}{notes},"meta":{}}}"#,
             meta.details
         ),
-        None => format!(r#"{{"value":{value},"data":{data},"error":{error}}}"#),
+        None => format!(r#"{{"value":{value},"data":{data},"error":{error}{notes}}}"#),
     }
 }

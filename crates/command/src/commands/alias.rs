@@ -1,5 +1,7 @@
-//! `alias`: user-defined commands. `alias name = "expr"` defines one, `alias` lists them,
-//! `alias remove name` deletes one. Running an alias is the interpreter's job.
+//! `alias`: user-defined commands. `alias name = "expr"` defines one (named by its first
+//! word only), `alias` lists them (an error when there are none), `alias remove name`
+//! deletes one (an error when there is no such alias). Running an alias is the
+//! interpreter's job.
 
 use yetibot_json_util::Value;
 
@@ -24,7 +26,7 @@ pub(crate) fn commands() -> Vec<CommandSpec> {
                 Aliases::Remove,
             )
             .route(
-                Some(r"^\s*(\S+)\s*=\s*(.+)$"),
+                Some(r"^\s*([^\s=]+)((?:\s+[^\s=][^=]*?)?)\s*=\s*(.+)$"),
                 "alias <name> = \"<expr>\" # define <name> as <expr>; $s is all arguments, $1..$n one each, otherwise they are appended",
                 Aliases::Define,
             ),
@@ -51,7 +53,7 @@ impl Handler for Aliases {
 
 async fn list(call: &Call<'_>) -> Outcome {
     match call.runner.aliases().list().await {
-        Ok(aliases) if aliases.is_empty() => Outcome::text("No aliases have been defined"),
+        Ok(aliases) if aliases.is_empty() => Outcome::error("No aliases have been defined"),
         Ok(aliases) => Outcome::Value(Value::Array(
             aliases
                 .into_iter()
@@ -66,14 +68,16 @@ async fn remove(call: &Call<'_>) -> Outcome {
     let name = call.group(1);
     match call.runner.aliases().remove(name).await {
         Ok(Some(_)) => Outcome::text(format!("Alias {name} removed")),
-        Ok(None) => Outcome::text(format!("Could not find alias {name}.")),
+        Ok(None) => Outcome::error(format!("Could not find alias {name}.")),
         Err(error) => Outcome::error(error.to_string()),
     }
 }
 
 async fn define(call: &Call<'_>) -> Outcome {
     let name = call.group(1);
-    let body = unquote(call.group(2).trim_end());
+    // An alias is named by one word; the words after it are left out, and the answer says so.
+    let dropped = call.group(2).trim();
+    let body = unquote(call.group(3).trim_end());
     if call.runner.registry().get(name).is_some() {
         return Outcome::text(format!("Can not alias existing built-in command {name}"));
     }
@@ -90,10 +94,15 @@ async fn define(call: &Call<'_>) -> Outcome {
         expression: body.to_owned(),
         user_id: call.runner.caller().user_id.clone(),
     };
+    let note = if dropped.is_empty() {
+        String::new()
+    } else {
+        format!(" (an alias name is one word, so `{dropped}` was left out)")
+    };
     match call.runner.aliases().put(alias).await {
-        Ok(None) => Outcome::text(format!("{name} alias created")),
+        Ok(None) => Outcome::text(format!("{name} alias created{note}")),
         Ok(Some(old)) => Outcome::text(format!(
-            "Replaced existing alias {name}. Was `{}`",
+            "Replaced existing alias {name}. Was `{}`{note}",
             old.expression
         )),
         Err(error) => Outcome::error(error.to_string()),

@@ -1,4 +1,5 @@
-//! `echo` and `that`: the simplest commands, text in and text out.
+//! `echo`, `that` and `error`: the simplest commands, text in and text out (or a failure on
+//! purpose).
 
 use yetibot_json_util::Value;
 
@@ -11,6 +12,11 @@ pub(crate) fn commands() -> Vec<CommandSpec> {
             None,
             "echo <text> # say <text>",
             Plain(echo),
+        ),
+        CommandSpec::new("error", &[Category::UTIL]).route(
+            None,
+            "error <message> # fail with <message>, which stops the pipeline (to try out how errors behave)",
+            Plain(error),
         ),
         CommandSpec::new("that", &[Category::UTIL])
             .route(
@@ -29,6 +35,14 @@ pub(crate) fn commands() -> Vec<CommandSpec> {
 /// Echoes its arguments exactly, spaces kept; data passes through untouched.
 fn echo(call: &Call<'_>) -> Outcome {
     Outcome::Value(Value::String(call.args.to_owned()))
+}
+
+/// Fails with its arguments (the piped text included) as the message.
+fn error(call: &Call<'_>) -> Outcome {
+    match call.args.trim() {
+        "" => Outcome::error("`error` was run without a message"),
+        message => Outcome::error(message),
+    }
 }
 
 fn that_line(call: &Call<'_>) -> Outcome {

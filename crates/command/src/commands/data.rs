@@ -5,7 +5,8 @@
 //! `[n]` or `.[n]` an array item (negative `n` counts from the end); `*` (as `.*` or `[*]`)
 //! every member or item; `..name` every member called `name` at any depth. A path with `*`
 //! or `..` gives the list of what it found; otherwise the one value, or an error when
-//! nothing is there.
+//! nothing is there. What it found is shown as rows (an array's items, or the one value),
+//! each paired with its value as the row's record.
 
 use yetibot_json_util::Value;
 
@@ -65,18 +66,36 @@ fn extract(call: &Call<'_>) -> Outcome {
         Err(reason) => return Outcome::error(format!("cannot read the JSON path: {reason}")),
     };
     match path.select(data) {
+        // Nothing to make rows of: the empty array, as JSON.
+        Ok(Value::Array(items)) if items.is_empty() => Outcome::Data {
+            value: Value::String("[]".to_owned()),
+            data: Some(Value::Array(items)),
+            path: None,
+        },
         Ok(found) => {
-            let shown = match &found {
-                Value::String(text) => Value::String(text.clone()),
-                other => Value::String(pretty(other)),
+            // A path selects nodes, shown one row per node (an array, one row per item) and
+            // paired with it as the row's record. Being rows, the selection is not appended
+            // to a later text stage, where `$(data)` reads it instead:
+            // `list a, b | data $.[1] | echo got $(data)` answers `got b`.
+            let rows = match &found {
+                Value::Array(items) => items.iter().map(row).collect(),
+                single => vec![row(single)],
             };
             Outcome::Data {
-                value: shown,
+                value: Value::Array(rows),
                 data: Some(found),
                 path: None,
             }
         }
         Err(reason) => Outcome::error(reason),
+    }
+}
+
+/// One selected node as a row: a string as it is, anything else as indented JSON.
+fn row(node: &Value) -> Value {
+    match node {
+        Value::String(text) => Value::String(text.clone()),
+        other => Value::String(pretty(other)),
     }
 }
 

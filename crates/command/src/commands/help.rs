@@ -1,5 +1,6 @@
 //! `help`: the command list, one command's usage, and a close guess for a word it does not
-//! know (an unknown command word runs `help` with the whole line).
+//! know (an unknown command word runs `help` with the whole line; several words whose first
+//! is nothing like a topic get help's own usage).
 
 use yetibot_json_util::Value;
 
@@ -20,8 +21,8 @@ pub(crate) fn commands() -> Vec<CommandSpec> {
         CommandSpec::new("help", &[Category::INFO])
             .route(Some(r"^\s*$"), "help # list the commands", Help::Page)
             .route(
-                Some(r"^\s*page\s+(\d+)\s*$"),
-                "help page <n> # page <n> of the command list",
+                Some(r"^\s*(?:page\s+)?(\d+)\s*$"),
+                "help page <n> # page <n> of the command list (`help <n>` too)",
                 Help::Page,
             )
             .route(
@@ -73,9 +74,11 @@ async fn page(call: &Call<'_>) -> Outcome {
     if number > pages {
         return Outcome::error(format!("there are only {pages} pages of help"));
     }
-    let mut shown: Vec<Value> = vec![Value::String(format!(
-        "Use `help <command>` for details (page {number} of {pages}):"
-    ))];
+    let mut shown: Vec<Value> = vec![Value::String(if pages == 1 {
+        "Use `help <command>` for details:".to_owned()
+    } else {
+        format!("Use `help <command>` for details (page {number} of {pages}):")
+    })];
     shown.extend(
         lines
             .into_iter()
@@ -83,6 +86,12 @@ async fn page(call: &Call<'_>) -> Outcome {
             .take(PAGE_SIZE)
             .map(Value::String),
     );
+    if number < pages {
+        let next = number + 1;
+        shown.push(Value::String(format!(
+            "Page {number} of {pages}: `help page {next}` shows the next."
+        )));
+    }
     Outcome::Value(Value::Array(shown))
 }
 
@@ -138,6 +147,14 @@ async fn topic(call: &Call<'_>) -> Outcome {
     close.retain(|(d, _)| *d == best);
     close.sort();
     match close.as_slice() {
+        // Several words whose first is nothing like a topic (an unknown command line such
+        // as `somerandom command` comes here whole): how to use help itself.
+        [] if call.args.split_whitespace().nth(1).is_some() => {
+            match call.runner.registry().get("help") {
+                Some(help) => usage(help),
+                None => Outcome::error(format!("No matches for \"{word}\"")),
+            }
+        }
         [] => Outcome::error(format!(
             "No matches for \"{word}\"; `help` lists the commands"
         )),

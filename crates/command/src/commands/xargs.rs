@@ -76,6 +76,7 @@ async fn xargs(call: Call<'_>) -> Outcome {
                         data: record,
                         records_at: None,
                         meta: None,
+                        notes: Vec::new(),
                     },
                 ),
                 scalar => {
@@ -98,6 +99,7 @@ async fn xargs(call: Call<'_>) -> Outcome {
                             data: record,
                             records_at: None,
                             meta: None,
+                            notes: Vec::new(),
                         },
                     )
                 }
@@ -153,6 +155,7 @@ async fn repeat(call: Call<'_>) -> Outcome {
             data: call.data.cloned(),
             records_at: None,
             meta: None,
+            notes: Vec::new(),
         },
     };
     let mut values = Vec::with_capacity(times);

@@ -389,7 +389,25 @@ async fn listings_label_every_provider_and_one_failure_hides_no_other() {
     let out = run_ai(edn.clone(), vec!["ai models".into()]).await;
     assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
     let text = stdout(&out);
-    assert!(text.starts_with("a: llama3.2\na: qwen3\nb: ⚠ "), "{text}");
+    assert!(text.starts_with("a: llama3.2\na: qwen3\n⚠ b: "), "{text}");
+    // The failure is a note beside the models, not a model: it is not counted, and it stays
+    // with the count.
+    let out = run_ai(edn.clone(), vec!["ai models | count".into()]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("2\n⚠ b: "), "{text}");
+    let out = run_ai(
+        edn.clone(),
+        vec!["--json".into(), "ai models | count".into()],
+    )
+    .await;
+    let parsed: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    assert_eq!(parsed["value"], 2);
+    assert!(
+        parsed["notes"][0]
+            .as_str()
+            .is_some_and(|n| n.starts_with("b: "))
+    );
     let out = run_ai(edn.clone(), vec!["ai models a | random | data show".into()]).await;
     assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
     assert!(stdout(&out).contains("\"provider\""), "{}", stdout(&out));
