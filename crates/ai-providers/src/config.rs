@@ -281,12 +281,17 @@ impl ProviderSet {
             let mut fail = |field: &str, reason: &str| {
                 problems.push(Error::config(format!("providers[{index}].{field}"), reason));
             };
-            if let Some(provider) = validate_provider(config, &mut fail) {
-                if seen.insert(provider.name.clone()) {
-                    providers.push(provider);
-                } else {
-                    fail("name", "duplicates an earlier provider's name");
-                }
+            // A repeated name is reported even when the provider has other problems, so
+            // that one pass lists them all.
+            let unique = match config.name.as_deref() {
+                Some(name) if !name.trim().is_empty() => seen.insert(name.to_owned()),
+                _ => true,
+            };
+            let provider = validate_provider(config, &mut fail);
+            if !unique {
+                fail("name", "duplicates an earlier provider's name");
+            } else if let Some(provider) = provider {
+                providers.push(provider);
             }
         }
         let default = match default_provider {

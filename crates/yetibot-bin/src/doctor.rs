@@ -489,28 +489,11 @@ fn closest<'l>(model: &str, ids: impl Iterator<Item = &'l str>) -> Vec<&'l str> 
         .enumerate()
         .map(|(order, id)| {
             let id_chars: Vec<char> = id.chars().take(COMPARED_ID_CHARS).collect();
-            (edit_distance(&wanted, &id_chars), order, id)
+            (crate::text::edit_distance(&wanted, &id_chars), order, id)
         })
         .collect();
     ranked.sort_unstable();
     ranked.into_iter().take(3).map(|(_, _, id)| id).collect()
-}
-
-/// The Levenshtein distance between two character sequences.
-fn edit_distance(a: &[char], b: &[char]) -> usize {
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    let mut current = vec![0; b.len() + 1];
-    for (i, ca) in a.iter().enumerate() {
-        current[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != cb);
-            current[j + 1] = (previous[j] + cost)
-                .min(previous[j + 1] + 1)
-                .min(current[j] + 1);
-        }
-        std::mem::swap(&mut previous, &mut current);
-    }
-    previous[b.len()]
 }
 
 /// The context-window check: the listing's figure, else Ollama's API for a provider on

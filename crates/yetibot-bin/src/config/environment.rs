@@ -12,7 +12,7 @@
 //! does not know, every word is one lower-case level, as upstream Yetibot did. Values become
 //! booleans or numbers only where the schema expects them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Number, Value};
 
@@ -52,19 +52,17 @@ pub fn from_process() -> (Vec<(String, String)>, Vec<Problem>) {
     (vars, problems)
 }
 
-/// Builds the tree that the variables describe, rooted like the file (`{"yetibot": ...}`).
-///
-/// # Errors
-///
-/// Every variable that names no setting, indexes too far, names a whole section, or sets the
-/// same setting as another variable with a different value. Messages name the variable,
-/// never its value.
-pub(crate) fn overlay(vars: &[(String, String)]) -> Result<Value, Vec<Problem>> {
+/// Builds the tree that the variables describe, rooted like the file (`{"yetibot": ...}`),
+/// from the variables that are in order, and the problems of the others: every variable that
+/// names no setting, indexes too far, names a whole section, or sets the same setting as
+/// another variable with a different value. Messages name the variable, never its value.
+pub(crate) fn overlay(vars: &[(String, String)]) -> (Value, Vec<Problem>) {
     let mut problems = Vec::new();
     let mut sorted: Vec<&(String, String)> = vars.iter().collect();
     sorted.sort();
     // Path → (variable, value): finds two spellings (YETIBOT_ and YB_) of one setting.
     let mut settings: BTreeMap<String, (&str, &str, Vec<Segment>, Value)> = BTreeMap::new();
+    let mut conflicted: BTreeSet<String> = BTreeSet::new();
     for (name, raw) in sorted {
         let Some(rest) = PREFIXES.iter().find_map(|p| name.strip_prefix(p)) else {
             continue;
@@ -87,6 +85,9 @@ pub(crate) fn overlay(vars: &[(String, String)]) -> Result<Value, Vec<Problem>> 
                             format!("environment {name}"),
                             format!("sets {key} differently from {other}; remove one of them"),
                         ));
+                        // Neither value is used: the other checks see the file's setting
+                        // rather than an arbitrary one of the two.
+                        conflicted.insert(key);
                     }
                     Some(_) => {}
                     None => {
@@ -98,7 +99,10 @@ pub(crate) fn overlay(vars: &[(String, String)]) -> Result<Value, Vec<Problem>> 
         }
     }
     let mut tree = Value::Object(Map::new());
-    for (name, _, segments, value) in settings.into_values() {
+    for (key, (name, _, segments, value)) in settings {
+        if conflicted.contains(&key) {
+            continue;
+        }
         if insert(&mut tree, &segments, value).is_err() {
             problems.push(Problem::new(
                 format!("environment {name}"),
@@ -106,13 +110,9 @@ pub(crate) fn overlay(vars: &[(String, String)]) -> Result<Value, Vec<Problem>> 
             ));
         }
     }
-    if problems.is_empty() {
-        let mut root = Map::new();
-        root.insert("yetibot".to_owned(), tree);
-        Ok(Value::Object(root))
-    } else {
-        Err(problems)
-    }
+    let mut root = Map::new();
+    root.insert("yetibot".to_owned(), tree);
+    (Value::Object(root), problems)
 }
 
 /// Deep-merges `overlay` into `base`: maps merge key by key, vectors item by item (so

@@ -189,34 +189,82 @@ pub fn read_file(choice: &FileChoice) -> Result<Option<String>, Invalid> {
 
 /// Loads the configuration from the file's text (if any) and the environment variables.
 ///
+/// Every problem is found in one pass: the file's syntax, then the variables, then the types
+/// and keys of the merged tree, then the meaning of what is left. A value of the wrong type
+/// or an unknown key is taken out before the semantic checks, whose problems at or under a
+/// place already reported are left out (they would only repeat it).
+///
 /// # Errors
 ///
 /// [`Invalid`] with every problem found.
 pub fn load(file: Option<(&Path, &str)>, vars: &[(String, String)]) -> Result<Config, Invalid> {
-    let invalid = |problems| Invalid { problems };
-    let mut tree = match file {
-        Some((_, text)) => edn::parse(text).map_err(|p| invalid(vec![p]))?,
-        None => serde_json::Value::Object(serde_json::Map::new()),
+    let mut problems = Vec::new();
+    let parsed = match file {
+        Some((path, text)) => edn::parse(text).map_err(|problem| in_file(problem, path)),
+        None => Ok(serde_json::Value::Object(serde_json::Map::new())),
     };
-    if !tree.is_object() {
-        return Err(invalid(vec![Problem::new(
-            "(root)",
-            "the configuration must be a map",
-        )]));
-    }
-    let overlay = environment::overlay(vars).map_err(invalid)?;
+    let (overlay, from_environment) = environment::overlay(vars);
+    let tree = match parsed {
+        Ok(tree) if tree.is_object() => Some(tree),
+        Ok(_) => {
+            problems.push(Problem::new("(root)", "the configuration must be a map"));
+            None
+        }
+        Err(problem) => {
+            problems.push(problem);
+            None
+        }
+    };
+    problems.extend(from_environment);
+    // Without a tree there is nothing more to check.
+    let Some(mut tree) = tree else {
+        return Err(Invalid { problems });
+    };
     environment::merge(&mut tree, overlay, Some(&schema::ROOT));
 
     let mut report = schema::Report::default();
     schema::check(&mut tree, &schema::ROOT, "", &mut report);
-    if !report.problems.is_empty() {
-        return Err(invalid(report.problems));
-    }
+    let reported: Vec<String> = report.problems.iter().map(|p| p.path.clone()).collect();
+    problems.append(&mut report.problems);
     let source = match file {
         Some((path, _)) => Source::File(path.to_owned()),
         None => Source::Defaults,
     };
-    model::validate(tree, source, report.notes).map_err(invalid)
+    match model::validate(tree, source, report.notes) {
+        Ok(config) if problems.is_empty() => Ok(config),
+        Ok(_) => Err(Invalid { problems }),
+        Err(semantic) => {
+            problems.extend(
+                semantic
+                    .into_iter()
+                    .filter(|p| !reported.iter().any(|at| covers(at, &p.path))),
+            );
+            Err(Invalid { problems })
+        }
+    }
+}
+
+/// Whether a problem at `path` is at or under `at` (or is the whole-tree `(root)` problem,
+/// which a tree with its wrong parts taken out can only repeat).
+fn covers(at: &str, path: &str) -> bool {
+    path == "(root)"
+        || path
+            .strip_prefix(at)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+}
+
+/// A syntax problem located in the file by its path rather than as `(file)`.
+fn in_file(problem: Problem, path: &Path) -> Problem {
+    let file = display_path(path);
+    let at = match problem.path.strip_prefix("(file") {
+        Some(")") => file,
+        Some(rest) => match rest.strip_prefix(", ").and_then(|r| r.strip_suffix(')')) {
+            Some(location) => format!("{file}, {location}"),
+            None => file,
+        },
+        None => format!("{file}: {}", problem.path),
+    };
+    Problem::new(at, problem.reason)
 }
 
 fn display_path(path: &Path) -> String {

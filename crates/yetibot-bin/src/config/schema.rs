@@ -336,16 +336,24 @@ pub(crate) struct Report {
 
 /// Checks `value` against `shape`, collecting every problem, and removes `nil` values where
 /// they mean "not set" so that the typed structs see them as absent.
-pub(crate) fn check(value: &mut Value, shape: &Shape, path: &str, report: &mut Report) {
+///
+/// What is wrong is taken out of the tree (a map's key removed, a vector's item replaced by
+/// an empty value of its shape), so that the semantic checks can still run on the rest and
+/// report their problems in the same pass. Returns whether `value` itself may stay.
+pub(crate) fn check(value: &mut Value, shape: &Shape, path: &str, report: &mut Report) -> bool {
     match (shape, value) {
         (Shape::Section { fields, open }, Value::Object(map)) => {
             let mut remove = Vec::new();
             for (key, item) in map.iter_mut() {
                 let child = join(path, key);
                 match fields.iter().find(|f| f.key == key) {
-                    Some(f) if item.is_null() && f.nil_is_error => report.problems.push(
-                        Problem::new(child, "must not be nil (omit the key instead)"),
-                    ),
+                    Some(f) if item.is_null() && f.nil_is_error => {
+                        report.problems.push(Problem::new(
+                            child,
+                            "must not be nil (omit the key instead)",
+                        ));
+                        remove.push(key.clone());
+                    }
                     Some(_) if item.is_null() => remove.push(key.clone()),
                     Some(Field {
                         shape: Shape::Legacy,
@@ -356,21 +364,41 @@ pub(crate) fn check(value: &mut Value, shape: &Shape, path: &str, report: &mut R
                             .push(format!("{child}: legacy setting, ignored"));
                         remove.push(key.clone());
                     }
-                    Some(f) => check(item, f.shape, &child, report),
+                    Some(f) => {
+                        if !check(item, f.shape, &child, report) {
+                            remove.push(key.clone());
+                        }
+                    }
+                    // An open section ignores settings of features this build lacks, but
+                    // a near miss of one of its own keys is a typo, not such a setting.
                     None if *open => {
-                        report
-                            .notes
-                            .push(format!("{child}: not used by this build, ignored"));
+                        match closest_key(key, fields) {
+                            Some(known) => report.problems.push(Problem::new(
+                                child,
+                                format!("is not a known setting; did you mean :{known}?"),
+                            )),
+                            None => report
+                                .notes
+                                .push(format!("{child}: not used by this build, ignored")),
+                        }
                         remove.push(key.clone());
                     }
-                    None => report
-                        .problems
-                        .push(Problem::new(child, "is not a known setting")),
+                    None => {
+                        let reason = match closest_key(key, fields) {
+                            Some(known) => {
+                                format!("is not a known setting; did you mean :{known}?")
+                            }
+                            None => "is not a known setting".to_owned(),
+                        };
+                        report.problems.push(Problem::new(child, reason));
+                        remove.push(key.clone());
+                    }
                 }
             }
             for key in remove {
                 map.remove(&key);
             }
+            true
         }
         (Shape::List(item), Value::Array(items)) => {
             for (i, value) in items.iter_mut().enumerate() {
@@ -380,40 +408,81 @@ pub(crate) fn check(value: &mut Value, shape: &Shape, path: &str, report: &mut R
                         child,
                         "is missing (nil, or the environment sets a later index)",
                     ));
-                } else {
-                    check(value, item, &child, report);
+                    *value = empty(item);
+                } else if !check(value, item, &child, report) {
+                    // Replaced rather than removed, so later items keep their positions in
+                    // the semantic checks' messages.
+                    *value = empty(item);
                 }
             }
+            true
         }
         (Shape::Named(item), Value::Object(map)) => {
             let mut remove = Vec::new();
             for (key, value) in map.iter_mut() {
-                if value.is_null() {
+                if value.is_null() || !check(value, item, &join(path, key), report) {
                     remove.push(key.clone());
-                } else {
-                    check(value, item, &join(path, key), report);
                 }
             }
             for key in remove {
                 map.remove(&key);
             }
+            true
         }
         (Shape::FreeMap { .. }, Value::Object(map)) => {
-            for (key, value) in map {
-                if !value.is_string() {
+            map.retain(|key, value| {
+                let keep = value.is_string();
+                if !keep {
                     report
                         .problems
                         .push(Problem::new(join(path, key), "expected a string"));
                 }
-            }
+                keep
+            });
+            true
         }
         (Shape::Str, Value::String(_))
         | (Shape::Bool, Value::Bool(_))
         | (Shape::Number, Value::Number(_))
-        | (Shape::Legacy, _) => {}
-        (Shape::Int, Value::Number(n)) if n.is_i64() => {}
-        (shape, _) => report.problems.push(Problem::new(path, expected(shape))),
+        | (Shape::Legacy, _) => true,
+        (Shape::Int, Value::Number(n)) if n.is_i64() => true,
+        (shape, _) => {
+            report.problems.push(Problem::new(path, expected(shape)));
+            false
+        }
     }
+}
+
+/// A value of `shape` that says nothing: what a wrong item of a vector is replaced by.
+fn empty(shape: &Shape) -> Value {
+    match shape {
+        Shape::Section { .. } | Shape::Named(_) | Shape::FreeMap { .. } => {
+            Value::Object(serde_json::Map::new())
+        }
+        Shape::List(_) => Value::Array(Vec::new()),
+        Shape::Str => Value::String(String::new()),
+        Shape::Bool => Value::Bool(false),
+        Shape::Int | Shape::Number => Value::from(0),
+        Shape::Legacy => Value::Null,
+    }
+}
+
+/// The section's key closest to a misspelt `key`, when one is close enough to be meant.
+fn closest_key(key: &str, fields: &[Field]) -> Option<&'static str> {
+    let wanted: Vec<char> = key.chars().collect();
+    if wanted.len() > 64 {
+        return None;
+    }
+    fields
+        .iter()
+        .filter(|f| !matches!(f.shape, Shape::Legacy))
+        .map(|f| {
+            let known: Vec<char> = f.key.chars().collect();
+            (crate::text::edit_distance(&wanted, &known), f.key)
+        })
+        .filter(|(distance, known)| *distance <= (known.chars().count() / 3).clamp(1, 3))
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, known)| known)
 }
 
 /// Appends a map key to a dotted path.

@@ -631,7 +631,15 @@ fn adapter_problems_name_the_path_and_never_the_value() {
                                  :c {:type "slack" :token "xoxb-x" :app-token "xapp-y"
                                      :api-url "http://slack.example/api"}}}}"#,
         &[],
-        &["yetibot.adapters.b.app-tokn: is not a known setting"],
+        // Every problem at once: the unknown key (with the key meant) and what the
+        // semantic checks find in the rest.
+        &[
+            "yetibot.adapters.a.type: must be \"slack\" or \"discord\"",
+            "yetibot.adapters.b.app-token: is required",
+            "yetibot.adapters.b.app-tokn: is not a known setting; did you mean :app-token?",
+            "yetibot.adapters.b.token: must be a bot token (it starts with xoxb-)",
+            "yetibot.adapters.c.api-url: must use https (plain http only for a loopback host, as in tests)",
+        ],
     );
     err(
         r#"{:yetibot {:adapters {:a {:type "irc" :token "SECRET-1"}
@@ -1455,6 +1463,49 @@ fn environment_name_errors_name_the_variable_not_the_value() {
 }
 
 #[test]
+fn one_mistake_per_stage_is_reported_in_one_pass() {
+    // A conflict in the environment, a value of the wrong type, an unknown key, and two
+    // semantic problems (duplicate provider names, a relative key file) all at once.
+    err(
+        r#"{:yetibot {:web {:port "3003"}
+                     :comand {:prefix "?"}
+                     :ai {:providers [{:name "p" :url "http://127.0.0.1:9/v1" :model "m"}
+                                      {:name "p" :url "http://127.0.0.1:9/v1" :model "m"
+                                       :key-file "keys/p.key"}]}}}"#,
+        &[("YETIBOT_LOG_LEVEL", "debug"), ("YB_LOG_LEVEL", "info")],
+        &[
+            "environment YETIBOT_LOG_LEVEL: sets yetibot.log.level differently from YB_LOG_LEVEL; remove one of them",
+            "yetibot.web.port: expected an integer",
+            "yetibot.comand: is not a known setting; did you mean :command?",
+            "yetibot.ai.providers[1].name: duplicates an earlier provider's name",
+            "yetibot.ai.providers[1].key-file: must be an absolute path",
+        ],
+    );
+}
+
+#[test]
+fn a_syntax_error_names_the_file() {
+    let Err(invalid) = load(Some((Path::new("conf/bot.edn"), "{:yetibot {:web }")), &[]) else {
+        panic!("a broken file loads");
+    };
+    assert_eq!(invalid.problems.len(), 1);
+    assert!(
+        invalid.problems[0].path.starts_with("conf/bot.edn"),
+        "{}",
+        invalid.problems[0]
+    );
+    // The variables are still checked beside it.
+    let Err(invalid) = load(
+        Some((Path::new("conf/bot.edn"), "{:yetibot")),
+        &vars(&[("YETIBOT_ADAPTERS_MYTEAM", "slack")]),
+    ) else {
+        panic!("a broken file loads");
+    };
+    assert_eq!(invalid.problems.len(), 2, "{invalid}");
+    assert!(invalid.problems[1].path.contains("YETIBOT_ADAPTERS_MYTEAM"));
+}
+
+#[test]
 fn environment_prefix_conflicts_and_gaps() {
     err(
         "",
@@ -1558,7 +1609,12 @@ fn database_settings_are_checked_without_repeating_them() {
     err(
         r#"{:yetibot {:db {:url "mysql://root:hunter2-password@h/db" :table {:prefix "Bad-One"} :sqlite {:path " "} :pool 3}}}"#,
         &[],
-        &["yetibot.db.pool: is not a known setting"],
+        &[
+            "yetibot.db.pool: is not a known setting",
+            "yetibot.db.url: must be a postgresql:// or postgres:// URL",
+            "yetibot.db.table.prefix: must be at most 40 lower-case letters, digits and underscores, not starting with a digit",
+            "yetibot.db.sqlite.path: must not be blank",
+        ],
     );
     let file = r#"{:yetibot {:db {:url "mysql://root:hunter2-password@h/db" :table {:prefix "Bad-One"} :sqlite {:path " "}}}}"#;
     err(
@@ -1863,7 +1919,11 @@ fn concurrency_limits_are_read_from_the_file_and_the_environment_and_checked() {
     err(
         "{:yetibot {:concurrency {:memory-budget-mib 0 :queue 70000 :per-users 3}}}",
         &[],
-        &["yetibot.concurrency.per-users: is not a known setting"],
+        &[
+            "yetibot.concurrency.per-users: is not a known setting; did you mean :per-user?",
+            "yetibot.concurrency.memory-budget-mib: must be a whole number from 1 to 1048576",
+            "yetibot.concurrency.queue: must be a whole number from 0 to 65536",
+        ],
     );
     err(
         "{:yetibot {:concurrency {:memory-budget-mib 0 :queue 70000}}}",

@@ -139,7 +139,7 @@ async fn run_keeps_standard_error_empty_by_default() {
 #[test]
 fn the_human_format_is_the_default_and_an_unknown_format_is_refused() {
     let out = crate::run(&[], &["--log-format", "xml", "run", "echo hi"]);
-    assert_eq!(out.status.code(), Some(2), "clap's usage error");
+    assert_eq!(out.status.code(), Some(64), "a usage error");
     assert!(out.stdout.is_empty());
     let out = crate::run(&[("RUST_LOG", "debug")], &["run", "echo hi"]);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "hi\n");

@@ -102,9 +102,10 @@ fn aliases_persist_between_runs_in_the_default_sqlite_file() {
         &[("YETIBOT_DB_SQLITE_PATH", "other.db")],
         &["run", "alias"],
     );
+    assert_eq!(out.status.code(), Some(1), "no aliases is an error");
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "No aliases have been defined\n"
+        "💥 Error in `alias`: No aliases have been defined 💥\n"
     );
     assert!(dir.path.join("other.db").is_file());
     // History is read from the same file (`run` itself records nothing).
