@@ -77,12 +77,14 @@ impl Limits {
         live_text: false,
     };
 
-    /// The local web console: the same admission as Discord, and cards of 16,000 units
-    /// (a page shows long text comfortably).
+    /// The local web console: cards of 16,000 units (a page shows long text comfortably),
+    /// and no overflow notice. A page has no message quota, so any answer a command can
+    /// produce (the interpreter bounds a value at 1 MiB) is admitted: its start is shown and
+    /// the whole of it is `answer.md`. The bounds below only keep the accounting finite.
     pub const WEB: Self = Self {
         chunk_units: 2_000,
-        max_chunks: 30,
-        payload_bytes: 64 * 1024,
+        max_chunks: usize::MAX,
+        payload_bytes: 16 << 20,
         card_units: Some(16_000),
         adapter_chunks: None,
         tables: TableStyle::Markdown,
@@ -423,6 +425,28 @@ mod tests {
                 "the caption fits beside the notice"
             );
         }
+    }
+
+    #[test]
+    fn the_console_admits_any_answer_as_its_start_and_answer_md() {
+        // Over the chat platforms' 64 KiB and 30 messages: the console has no such quota.
+        let long = format!(
+            "# Report\n\n{}",
+            "A long line of the report.\n".repeat(20_000)
+        );
+        assert!(long.len() > 500_000);
+        let out = fit(&answer(&[&long]), &Limits::WEB);
+        assert_eq!(out.len(), 1);
+        assert_ne!(out[0].text, OVERFLOW_NOTICE);
+        assert!(out[0].text.starts_with("# Report"));
+        assert!(units(&out[0].text) <= 16_000);
+        let file = out[0].attachment.as_ref().expect("answer.md");
+        assert_eq!(file.name, ANSWER_FILE);
+        assert_eq!(file.content, long);
+        assert_eq!(
+            fit(&answer(&[&long]), &Limits::DISCORD)[0].text,
+            OVERFLOW_NOTICE
+        );
     }
 
     #[test]

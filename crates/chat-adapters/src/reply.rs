@@ -75,6 +75,10 @@ pub struct Outgoing {
     pub buttons: Vec<Button>,
     /// Whether it reports an error.
     pub error: bool,
+    /// The platform's ID of the message this answers (the command's), for platforms that
+    /// link an answer to its message: the web console's threads start from either, and give
+    /// the model both.
+    pub in_reply_to: Option<String>,
 }
 
 impl Outgoing {
@@ -89,6 +93,7 @@ impl Outgoing {
             caption: None,
             buttons: Vec::new(),
             error: false,
+            in_reply_to: None,
         }
     }
 

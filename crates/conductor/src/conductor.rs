@@ -287,6 +287,10 @@ impl Conductor {
             let answer = answer(reply, &token, details.is_some());
             messages.extend(fit(&answer, &outbox.limits()));
         }
+        // Each part says which message it answers, for platforms that link the two.
+        for message in &mut messages {
+            message.in_reply_to = Some(key.message_id.clone());
+        }
         let delivered = match (&previous, messages.is_empty()) {
             (Some(previous), _) => Some(within_deadline(outbox.replace(previous, messages)).await),
             (None, true) => None,

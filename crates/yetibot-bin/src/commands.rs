@@ -147,13 +147,24 @@ pub fn mcp_host(config: &Config) -> Result<Host, WireError> {
 
 /// The interpreter every entry point shares, and the history writer that must run for its
 /// recordings to reach the store (`None` when history is disabled).
-#[derive(Debug)]
 pub struct Wiring {
     /// The interpreter: `yetibot run` today, the adapters later.
     pub interpreter: Interpreter,
     /// Drains the history queue into the store; run it and keep its handle until
     /// shutdown. Dropping the interpreter lets it finish.
     pub writer: Option<Writer>,
+    /// The history store, for reading it back (the console's earlier conversation); `None`
+    /// when history is off.
+    pub history: Option<std::sync::Arc<dyn yetibot_history::HistoryStore>>,
+}
+
+impl std::fmt::Debug for Wiring {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Wiring")
+            .field("writer", &self.writer.is_some())
+            .field("history", &self.history.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// Opens the configured store (creating or migrating its tables) and builds the
@@ -185,13 +196,16 @@ pub async fn wire(
         return Ok(Wiring {
             interpreter,
             writer: None,
+            history: None,
         });
     }
+    let store = Arc::clone(&stores.history);
     let (history, writer) =
         yetibot_history::history(stores.history, HistoryOptions::default(), notify);
     Ok(Wiring {
         interpreter: interpreter.with_history(history),
         writer: Some(writer),
+        history: Some(store),
     })
 }
 

@@ -3,6 +3,7 @@
 pub mod adapters;
 pub mod commands;
 pub mod config;
+pub mod console;
 pub mod discovery;
 pub mod doctor;
 pub mod logging;

@@ -54,6 +54,14 @@ enum Command {
         #[arg(long)]
         no_probe: bool,
     },
+    /// Print the link that opens the web console (its access token is kept in
+    /// `:yetibot :web :token-file` across restarts).
+    ConsoleUrl {
+        /// Replace the token first: links printed before stop working once the bot restarts
+        /// (a running bot keeps the token it started with).
+        #[arg(long)]
+        rotate: bool,
+    },
 }
 
 /// The configuration's credentials, for panic reports; set once the configuration loads.
@@ -72,6 +80,48 @@ fn main() -> ExitCode {
         Command::Serve => serve_until_stopped(format),
         Command::Run { json, expression } => run_once(&expression.join(" "), json, format),
         Command::Doctor { no_probe } => run_doctor(no_probe, format),
+        Command::ConsoleUrl { rotate } => console_url(rotate),
+    }
+}
+
+/// `yetibot console-url`: the console's link with its kept token (made now when there is
+/// none yet, so the bot's next start uses it too).
+fn console_url(rotate: bool) -> ExitCode {
+    let config = match load() {
+        Ok(config) => config,
+        Err(invalid) => return report_invalid(&invalid),
+    };
+    let Some(addr) = config.web else {
+        let _ = writeln!(
+            std::io::stderr(),
+            "the web console is turned off (:yetibot :web :enabled false)"
+        );
+        return ExitCode::FAILURE;
+    };
+    let token = if rotate {
+        yetibot_bin::console::rotate(&config.web_token_file)
+    } else {
+        yetibot_bin::console::token(&config.web_token_file)
+    };
+    match token {
+        Ok(token) => {
+            let _ = writeln!(
+                std::io::stdout(),
+                "{}",
+                yetibot_bin::console::url(addr, &token)
+            );
+            if rotate {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "a new token is kept; a running bot uses it once it restarts"
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            let _ = writeln!(std::io::stderr(), "{error}");
+            ExitCode::FAILURE
+        }
     }
 }
 
@@ -259,24 +309,34 @@ async fn serve(config: Config) -> ExitCode {
     let (intake, events) = yetibot_chat_adapters::intake(yetibot_bin::serve::INTAKE_CAPACITY);
     let console = match config.web {
         None => None,
-        Some(addr) => match console(&config, addr, intake.clone()).await {
-            Ok(console) => Some(console),
-            Err(yetibot_chat_adapters::web::ConsoleError::Bind { addr, source })
-                if source.kind() == std::io::ErrorKind::AddrInUse =>
-            {
-                tracing::error!(
-                    "the web console cannot listen on {addr}: another program (or another \
-                     yetibot) already uses that port; choose another with `:yetibot :web \
-                     :port` (YETIBOT_WEB_PORT), or turn the console off with `:yetibot :web \
-                     :enabled false`"
-                );
-                return ExitCode::FAILURE;
+        Some(addr) => {
+            let token = match yetibot_bin::console::token(&config.web_token_file) {
+                Ok(token) => token,
+                Err(error) => {
+                    tracing::error!("{error}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let history = wiring.history.clone();
+            match console(&config, addr, intake.clone(), token, history).await {
+                Ok(console) => Some(console),
+                Err(yetibot_chat_adapters::web::ConsoleError::Bind { addr, source })
+                    if source.kind() == std::io::ErrorKind::AddrInUse =>
+                {
+                    tracing::error!(
+                        "the web console cannot listen on {addr}: another program (or another \
+                         yetibot) already uses that port; choose another with `:yetibot :web \
+                         :port` (YETIBOT_WEB_PORT), or turn the console off with `:yetibot :web \
+                         :enabled false`"
+                    );
+                    return ExitCode::FAILURE;
+                }
+                Err(error) => {
+                    tracing::error!("{error}");
+                    return ExitCode::FAILURE;
+                }
             }
-            Err(error) => {
-                tracing::error!("{error}");
-                return ExitCode::FAILURE;
-            }
-        },
+        }
     };
     let adapters = match yetibot_bin::adapters::connect(&config, &intake).await {
         Ok(adapters) => adapters,
@@ -413,12 +473,20 @@ async fn console(
     config: &Config,
     addr: std::net::SocketAddr,
     intake: yetibot_chat_adapters::Intake,
+    token: yetibot_chat_adapters::web::AccessToken,
+    history: Option<std::sync::Arc<dyn yetibot_history::HistoryStore>>,
 ) -> Result<yetibot_chat_adapters::web::Console, yetibot_chat_adapters::web::ConsoleError> {
     use yetibot_chat_adapters::Author;
-    use yetibot_chat_adapters::web::{AccessToken, Console, ConsoleBounds, ConsoleOptions};
+    use yetibot_chat_adapters::web::{Console, ConsoleBounds, ConsoleOptions, Transcript};
+    let connection = "web";
+    let transcript = history.map(|store| {
+        std::sync::Arc::new(yetibot_bin::console::HistoryTranscript::new(
+            store, connection,
+        )) as std::sync::Arc<dyn Transcript>
+    });
     let options = ConsoleOptions {
         addr,
-        token: AccessToken::generate()?,
+        token,
         operator: Author {
             id: config.local.user_id.clone(),
             name: config.local.user_name.clone(),
@@ -429,8 +497,9 @@ async fn console(
             name: "yetibot".to_owned(),
             is_bot: true,
         },
-        connection: "web".to_owned(),
+        connection: connection.to_owned(),
         bounds: ConsoleBounds::default(),
+        transcript,
     };
     Console::bind(options, intake).await
 }

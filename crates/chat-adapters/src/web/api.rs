@@ -34,6 +34,21 @@ pub(crate) async fn handle(shared: &Arc<Shared>, request: Request<Incoming>) -> 
         shared.port,
         bootstrap.as_deref(),
     ) {
+        // A person opening the page without the token (an old link, a new browser) gets a
+        // page that says how to open the console; scripts and the page's own requests get
+        // JSON.
+        let browser = request
+            .headers()
+            .get(http::header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("text/html"));
+        if refusal.status == StatusCode::UNAUTHORIZED
+            && request.method() == Method::GET
+            && !path.starts_with("/api/")
+            && browser
+        {
+            return locked();
+        }
         return refused(&refusal);
     }
     if bootstrap.is_some() {
@@ -57,6 +72,7 @@ pub(crate) async fn handle(shared: &Arc<Shared>, request: Request<Incoming>) -> 
         }
         (Method::GET, ["api", "state"]) => {
             let room = query_value(&query, "room").unwrap_or_else(|| super::DEFAULT_ROOM.into());
+            restore(shared, &room).await;
             match shared.state.snapshot(&room) {
                 Ok(mut snapshot) => {
                     snapshot["operator"] =
@@ -73,7 +89,12 @@ pub(crate) async fn handle(shared: &Arc<Shared>, request: Request<Incoming>) -> 
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.trim().parse::<u64>().ok())
                 .or_else(|| query_value(&query, "after").and_then(|v| v.parse().ok()));
-            sse::stream(shared, after)
+            let browser = request
+                .headers()
+                .get(http::header::ACCEPT)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.contains("text/event-stream"));
+            sse::stream(shared, after, browser)
         }
         (Method::GET, ["api", "messages", id, "answer.md"]) => match shared.state.attachment(id) {
             Some(file) => {
@@ -120,6 +141,26 @@ pub(crate) async fn handle(shared: &Arc<Shared>, request: Request<Incoming>) -> 
         }
         _ => error_response(StatusCode::NOT_FOUND, "not found"),
     }
+}
+
+/// The first time a page opens `room` in this process, shows its earlier conversation from
+/// the transcript. A transcript that fails or is slow leaves the room as it is: the page
+/// still opens, and the room is not looked up again.
+async fn restore(shared: &Shared, room: &str) {
+    let Some(transcript) = &shared.transcript else {
+        return;
+    };
+    if !shared.state.needs_seed(room) {
+        return;
+    }
+    let earlier = tokio::time::timeout(
+        super::TRANSCRIPT_TIMEOUT,
+        transcript.recent(room, super::RESTORED_MESSAGES),
+    )
+    .await;
+    shared
+        .state
+        .seed(room, earlier.ok().and_then(Result::ok).unwrap_or_default());
 }
 
 fn known_path(segments: &[&str]) -> bool {
@@ -413,6 +454,16 @@ pub(crate) fn json_response(status: StatusCode, value: &Value) -> Response<Body>
 
 pub(crate) fn error_response(status: StatusCode, message: &str) -> Response<Body> {
     json_response(status, &json!({"error": message}))
+}
+
+/// The page for a browser without the token, with the refusal's status.
+fn locked() -> Response<Body> {
+    let mut response = asset(assets::LOCKED_HTML, "text/html; charset=utf-8");
+    *response.status_mut() = StatusCode::UNAUTHORIZED;
+    response
+        .headers_mut()
+        .insert(http::header::CONNECTION, HeaderValue::from_static("close"));
+    response
 }
 
 /// A refused request's response. The connection closes after it, so that a client without

@@ -7,3 +7,6 @@ pub(crate) const INDEX_HTML: &str = include_str!("assets/index.html");
 pub(crate) const APP_JS: &str = include_str!("assets/app.js");
 /// Its stylesheet.
 pub(crate) const STYLE_CSS: &str = include_str!("assets/style.css");
+/// The page a browser gets instead of the console when it has no valid token: how to open
+/// the console (served to anyone, so it holds nothing but that).
+pub(crate) const LOCKED_HTML: &str = include_str!("assets/locked.html");

@@ -128,6 +128,33 @@ pub struct ConsoleOptions {
     pub connection: String,
     /// The bounds.
     pub bounds: ConsoleBounds,
+    /// Where a room's earlier conversation comes from when a page first opens it in this
+    /// process (the history store, so that a restart keeps the conversation in view);
+    /// `None` starts every room empty.
+    pub transcript: Option<Arc<dyn Transcript>>,
+}
+
+/// How many earlier messages a room shows when a page first opens it in a new process.
+pub const RESTORED_MESSAGES: usize = 100;
+
+/// How long a page's first load waits for the earlier conversation before it shows the
+/// room without it.
+pub const TRANSCRIPT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A room's earlier conversation, for a console that starts after a restart.
+pub trait Transcript: Send + Sync {
+    /// The latest messages of the console room `room`, at most `limit`, oldest first.
+    fn recent<'a>(
+        &'a self,
+        room: &'a str,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Vec<HistoryMessage>, HistoryError>>;
+}
+
+impl std::fmt::Debug for dyn Transcript {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Transcript")
+    }
 }
 
 /// Why the console could not start.
@@ -162,6 +189,7 @@ pub(crate) struct Shared {
     pub(crate) bounds: ConsoleBounds,
     pub(crate) streams: AtomicUsize,
     pub(crate) closing: watch::Receiver<bool>,
+    pub(crate) transcript: Option<Arc<dyn Transcript>>,
 }
 
 /// A console bound to its address, ready to [`serve`](Console::serve).
@@ -211,6 +239,7 @@ impl Console {
             bounds: options.bounds,
             streams: AtomicUsize::new(0),
             closing: closing_rx,
+            transcript: options.transcript,
         });
         Ok(Self {
             listener,
@@ -446,6 +475,9 @@ pub struct WebConfig {
     pub host: Option<String>,
     /// The port (default [`DEFAULT_PORT`]; 0 picks a free one).
     pub port: Option<i64>,
+    /// The file that keeps the access token across restarts (read by the binary, which owns
+    /// files; this crate only takes the token).
+    pub token_file: Option<String>,
 }
 
 /// A configuration problem of the `:web` section: the key and a reason that never quotes
@@ -518,6 +550,7 @@ mod config_tests {
             enabled: None,
             host: host.map(str::to_owned),
             port,
+            token_file: None,
         })
         .map_err(|problems| problems.into_iter().map(|p| p.key).collect())
     }

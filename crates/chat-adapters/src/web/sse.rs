@@ -1,7 +1,8 @@
-//! The console's live updates as server-sent events: a `hello` event first, then every
-//! update numbered by its sequence (the `id` a reconnecting browser sends back as
+//! The console's live updates as server-sent events: a `hello` event first (with the
+//! process's epoch, so that a page reconnecting to a restarted bot knows to reload), then
+//! every update numbered by its sequence (the `id` a reconnecting browser sends back as
 //! `Last-Event-ID`), ping comments while idle, and `reset` when a page fell too far behind
-//! to catch up and must reload.
+//! to catch up and must reload. A page that finds every stream taken gets a `full` event.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -39,13 +40,35 @@ struct Stream {
     _slot: Slot,
 }
 
+/// How long a browser waits before it tries again after a `full` event, in milliseconds.
+const FULL_RETRY_MS: u32 = 10_000;
+
 /// The event stream for a page that has seen updates up to `after` (`None`: a new page,
-/// which starts from now).
-pub(crate) fn stream(shared: &Arc<Shared>, after: Option<u64>) -> Response<Body> {
+/// which starts from now). `browser`: the request came from a page's `EventSource`, which
+/// cannot read a refusal's body, so a full console answers it with a `full` event saying
+/// why (and when to retry) instead of a bare 503.
+pub(crate) fn stream(shared: &Arc<Shared>, after: Option<u64>, browser: bool) -> Response<Body> {
     let open = shared.streams.fetch_add(1, Ordering::SeqCst);
     let slot = Slot(Arc::clone(shared));
     if open >= shared.bounds.max_event_streams {
         drop(slot);
+        if browser {
+            let full = json!({"error": format!(
+                "too many console pages are open (the console serves {} at once); close one \
+                 and this page connects by itself",
+                shared.bounds.max_event_streams
+            )});
+            let body = format!("retry: {FULL_RETRY_MS}\nevent: full\ndata: {full}\n\n");
+            let mut response = Response::new(
+                http_body_util::Full::new(Bytes::from(body))
+                    .map_err(|never| match never {})
+                    .boxed_unsync(),
+            );
+            response
+                .headers_mut()
+                .insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+            return secure(response);
+        }
         return error_response(
             StatusCode::SERVICE_UNAVAILABLE,
             "too many console pages are open; close one and reload",
@@ -55,6 +78,7 @@ pub(crate) fn stream(shared: &Arc<Shared>, after: Option<u64>) -> Response<Body>
     let now = state.seq();
     let hello = json!({
         "seq": now,
+        "epoch": state.epoch(),
         "operator": {"id": shared.operator.id, "name": shared.operator.name},
     });
     let mut pending = VecDeque::new();

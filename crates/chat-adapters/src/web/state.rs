@@ -36,6 +36,8 @@ pub(crate) enum StateError {
     BadRoomName,
     #[error("there are already {0} rooms")]
     TooManyRooms(usize),
+    #[error("earlier messages loaded from the history cannot start a thread; send a new message")]
+    Restored,
 }
 
 /// Who wrote a message and what it is.
@@ -58,6 +60,11 @@ struct Message {
     buttons: Vec<Button>,
     attachment: Option<Attachment>,
     error: bool,
+    /// The command message a bot message answers, when the answer said so.
+    reply_to: Option<String>,
+    /// Loaded from the history store when a new process opened the room: shown, but
+    /// nothing of it can be pressed, edited or threaded.
+    restored: bool,
     revision: u32,
     replies: usize,
     /// The bot's reactions, in order, each once.
@@ -106,6 +113,7 @@ impl Message {
                 "name": a.name, "bytes": a.content.len(),
             })),
             "error": self.error,
+            "restored": self.restored,
             "revision": self.revision,
             "replies": self.replies,
             "reactions": self.reactions,
@@ -128,6 +136,8 @@ struct Room {
     name: String,
     /// Message IDs, oldest first, threads included.
     order: VecDeque<String>,
+    /// Whether its earlier conversation was looked up (or it is new in this process).
+    seeded: bool,
 }
 
 #[derive(Debug, Default)]
@@ -180,6 +190,7 @@ impl State {
             rooms: vec![Room {
                 name: DEFAULT_ROOM.to_owned(),
                 order: VecDeque::new(),
+                seeded: false,
             }],
             ..Inner::default()
         };
@@ -195,6 +206,12 @@ impl State {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// What tells this process's conversations from an earlier run's: a page that sees
+    /// another epoch reloads instead of applying updates numbered by another process.
+    pub(crate) fn epoch(&self) -> &str {
+        &self.nonce
     }
 
     /// Watches the newest update's number.
@@ -320,6 +337,7 @@ impl State {
         }
         if let Some(root) = thread {
             match inner.messages.get(root) {
+                Some(m) if m.room == room && m.restored => return Err(StateError::Restored),
                 Some(m) if m.room == room && m.thread.is_none() => {}
                 Some(m) if m.room == room => return Err(StateError::NotAThreadRoot),
                 _ => return Err(StateError::NoMessage),
@@ -338,6 +356,8 @@ impl State {
             buttons: Vec::new(),
             attachment: None,
             error: false,
+            reply_to: None,
+            restored: false,
             revision: 0,
             replies: 0,
             reactions: Vec::new(),
@@ -417,6 +437,8 @@ impl State {
             buttons: outgoing.buttons,
             attachment: outgoing.attachment,
             error: outgoing.error,
+            reply_to: outgoing.in_reply_to,
+            restored: false,
             revision: 0,
             replies: 0,
             reactions: Vec::new(),
@@ -512,10 +534,71 @@ impl State {
         inner.rooms.push(Room {
             name: name.to_owned(),
             order: VecDeque::new(),
+            // A room made in this process has no earlier conversation to look up.
+            seeded: true,
         });
         let update = json!({"type": "room", "name": name});
         self.publish(&mut inner, &update);
         Ok(())
+    }
+
+    /// Whether `room` exists and its earlier conversation has not been looked up yet.
+    pub(crate) fn needs_seed(&self, room: &str) -> bool {
+        self.lock()
+            .rooms
+            .iter()
+            .any(|r| r.name == room && !r.seeded)
+    }
+
+    /// Shows `earlier` (oldest first, from the history store) as the start of `room`, once:
+    /// only while the room is still empty in this process, and never twice. The messages
+    /// are marked restored: they have no buttons, and cannot be edited or threaded.
+    pub(crate) fn seed(&self, room: &str, earlier: Vec<HistoryMessage>) {
+        let mut inner = self.lock();
+        let Some(found) = inner.rooms.iter_mut().find(|r| r.name == room) else {
+            return;
+        };
+        if found.seeded {
+            return;
+        }
+        found.seeded = true;
+        if !found.order.is_empty() {
+            return;
+        }
+        let skip = earlier.len().saturating_sub(self.bounds.max_room_messages);
+        for past in earlier.into_iter().skip(skip) {
+            let id = self.new_id(&mut inner);
+            let (author, kind) = if past.from_bot {
+                (self.bot.clone(), Kind::Bot(Role::Answer))
+            } else {
+                let author = Author {
+                    id: format!("history:{}", past.author),
+                    name: past.author,
+                    is_bot: false,
+                };
+                (author, Kind::User)
+            };
+            let message = Message {
+                id,
+                room: room.to_owned(),
+                thread: None,
+                author,
+                kind,
+                text: past.text,
+                media: None,
+                caption: None,
+                buttons: Vec::new(),
+                attachment: None,
+                error: false,
+                reply_to: None,
+                restored: true,
+                revision: 0,
+                replies: 0,
+                reactions: Vec::new(),
+                age: 0,
+            };
+            self.insert(&mut inner, message);
+        }
     }
 
     /// Everything a page shows of `room`: the room names, the room's messages (threads
@@ -533,6 +616,7 @@ impl State {
             .collect();
         Ok(json!({
             "seq": inner.seq,
+            "epoch": self.nonce,
             "rooms": inner.rooms.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
             "room": room,
             "messages": messages,
@@ -569,8 +653,9 @@ impl State {
         self.lock().messages.get(id)?.attachment.clone()
     }
 
-    /// The thread at `place` before message `before`, oldest first: the thread's first
-    /// message, then its replies. The transient status cards are left out.
+    /// The thread at `place` before message `before`, oldest first: the command the thread
+    /// started from and its answer (whichever of the two the thread hangs on), then the
+    /// thread's replies. The transient status cards are left out.
     pub(crate) fn thread_history(
         &self,
         place: &Place,
@@ -586,6 +671,12 @@ impl State {
             .iter()
             .find(|r| r.name == place.room)
             .ok_or(HistoryError::Unavailable("the room is gone"))?;
+        // The command the thread's root belongs to: the root itself, or the command its
+        // answer answers.
+        let command = match inner.messages.get(root) {
+            Some(message) if message.kind != Kind::User => message.reply_to.clone(),
+            _ => Some(root.clone()),
+        };
         let mut out = Vec::new();
         let mut bytes = 0usize;
         for id in &room.order {
@@ -595,7 +686,11 @@ impl State {
             let Some(message) = inner.messages.get(id) else {
                 continue;
             };
-            let in_thread = id == root || message.thread.as_deref() == Some(root.as_str());
+            let context = command
+                .as_ref()
+                .is_some_and(|c| id == c || message.reply_to.as_ref() == Some(c));
+            let in_thread =
+                id == root || context || message.thread.as_deref() == Some(root.as_str());
             if !in_thread || message.kind == Kind::Bot(Role::Status) {
                 continue;
             }
@@ -751,6 +846,87 @@ mod tests {
             s.thread_history(&place.room_only(), &now, limits),
             Ok(Vec::new())
         );
+    }
+
+    fn answer_to(command: &str, text: &str) -> Outgoing {
+        Outgoing {
+            in_reply_to: Some(command.to_owned()),
+            ..Outgoing::text(Role::Answer, text)
+        }
+    }
+
+    #[test]
+    fn a_thread_carries_the_command_and_its_answer_whichever_it_hangs_on() {
+        let s = state(ConsoleBounds::default());
+        let limits = HistoryLimits {
+            max_messages: 10,
+            max_bytes: 1_000,
+        };
+        let (command, top) = s
+            .add_user(&operator(), DEFAULT_ROOM, None, "!ai what is 2+2?")
+            .expect("command");
+        let (other, _) = s
+            .add_user(&operator(), DEFAULT_ROOM, None, "!echo elsewhere")
+            .expect("other");
+        let answer = s
+            .post(&top, vec![answer_to(&command, "4")])
+            .expect("answer")[0]
+            .clone();
+        s.post(&top, vec![answer_to(&other, "elsewhere")]);
+        // A thread on the question, and one on the answer: the same context first.
+        for (root, reply) in [(&command, "and 3+3?"), (&answer, "why?")] {
+            let (_, place) = s
+                .add_user(&operator(), DEFAULT_ROOM, Some(root), reply)
+                .expect("reply");
+            let (now, _) = s
+                .add_user(&operator(), DEFAULT_ROOM, Some(root), "now")
+                .expect("now");
+            let history = s.thread_history(&place, &now, limits).expect("history");
+            let texts: Vec<String> = history.into_iter().map(|m| m.text).collect();
+            assert_eq!(texts, ["!ai what is 2+2?", "4", reply]);
+        }
+    }
+
+    #[test]
+    fn earlier_conversation_is_shown_once_and_only_in_an_empty_room() {
+        let s = state(ConsoleBounds::default());
+        assert!(s.needs_seed(DEFAULT_ROOM));
+        let earlier = vec![
+            HistoryMessage {
+                author: "operator".into(),
+                text: "!echo before the restart".into(),
+                from_bot: false,
+            },
+            HistoryMessage {
+                author: "yetibot".into(),
+                text: "before the restart".into(),
+                from_bot: true,
+            },
+        ];
+        s.seed(DEFAULT_ROOM, earlier.clone());
+        assert!(!s.needs_seed(DEFAULT_ROOM));
+        s.seed(DEFAULT_ROOM, earlier);
+        let snapshot = s.snapshot(DEFAULT_ROOM).expect("snapshot");
+        let messages = snapshot["messages"].as_array().expect("messages");
+        assert_eq!(messages.len(), 2, "seeded once");
+        assert!(messages.iter().all(|m| m["restored"] == true));
+        assert_eq!(messages[1]["role"], "answer");
+        assert_eq!(messages[1]["author"]["bot"], true);
+        // Restored messages are for reading: no thread, no edit.
+        let id = messages[0]["id"].as_str().expect("id").to_owned();
+        assert_eq!(
+            s.add_user(&operator(), DEFAULT_ROOM, Some(&id), "more"),
+            Err(StateError::Restored)
+        );
+        assert_eq!(
+            s.edit_user(&operator(), &id, "changed").map(|(_, r)| r),
+            Err(StateError::NotEditable)
+        );
+        // A new room has nothing to restore.
+        s.create_room("fresh").expect("room");
+        assert!(!s.needs_seed("fresh"));
+        assert!(!s.needs_seed("missing"));
+        assert!(snapshot["epoch"].is_string());
     }
 
     #[test]

@@ -8,10 +8,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
-use yetibot_chat_adapters::web::{AccessToken, Console, ConsoleBounds, ConsoleOptions};
+use yetibot_chat_adapters::web::{AccessToken, Console, ConsoleBounds, ConsoleOptions, Transcript};
 use yetibot_chat_adapters::{
-    Action, Author, Button, EventKind, Events, HistoryLimits, Incoming, Outbox, Outgoing, Role,
-    intake,
+    Action, Author, Button, EventKind, Events, HistoryError, HistoryLimits, HistoryMessage,
+    Incoming, Outbox, Outgoing, Role, intake,
 };
 
 const TOKEN: &str = "test-token-0123456789abcdef0123456789abcdef";
@@ -24,8 +24,38 @@ struct Running {
     served: tokio::task::JoinHandle<()>,
 }
 
+/// A transcript of fixed messages that counts how often it was read.
+struct Fixed {
+    messages: Vec<HistoryMessage>,
+    reads: std::sync::atomic::AtomicUsize,
+}
+
+impl Transcript for Fixed {
+    fn recent<'a>(
+        &'a self,
+        room: &'a str,
+        limit: usize,
+    ) -> futures_util::future::BoxFuture<'a, Result<Vec<HistoryMessage>, HistoryError>> {
+        self.reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let found = if room == "general" {
+            self.messages.iter().take(limit).cloned().collect()
+        } else {
+            Vec::new()
+        };
+        Box::pin(async move { Ok(found) })
+    }
+}
+
 impl Running {
     async fn start(bounds: ConsoleBounds, queue: usize) -> Self {
+        Self::start_with(bounds, queue, None).await
+    }
+
+    async fn start_with(
+        bounds: ConsoleBounds,
+        queue: usize,
+        transcript: Option<Arc<dyn Transcript>>,
+    ) -> Self {
         let (intake, events) = intake(queue);
         let console = Console::bind(
             ConsoleOptions {
@@ -43,6 +73,7 @@ impl Running {
                 },
                 connection: "local".into(),
                 bounds,
+                transcript,
             },
             intake,
         )
@@ -147,6 +178,30 @@ async fn requests_without_the_token_get_401_in_json() {
     )
     .await;
     assert_eq!(wrong.status, 401);
+    // A browser opening the page without the token (an old link) is told how to get in,
+    // in HTML that carries nothing of the console.
+    for path in ["/", "/?token=wrong-token-0123456789abcdef0123456789"] {
+        let page = raw(
+            console.addr,
+            "GET",
+            path,
+            &[
+                ("Host", host.clone()),
+                ("Accept", "text/html,application/xhtml+xml".into()),
+            ],
+            b"",
+        )
+        .await;
+        assert_eq!(page.status, 401, "{path}");
+        assert_eq!(
+            page.header("content-type"),
+            Some("text/html; charset=utf-8")
+        );
+        let text = String::from_utf8_lossy(&page.body).into_owned();
+        assert!(text.contains("yetibot console-url"), "{text}");
+        assert!(!text.contains("app.js") && !text.contains("general"));
+        assert_no_cors(&page);
+    }
     console.stop().await;
 }
 
@@ -374,6 +429,7 @@ async fn only_loopback_addresses_are_served() {
                 },
                 connection: "local".into(),
                 bounds: ConsoleBounds::default(),
+                transcript: None,
             },
             intake,
         )
@@ -400,6 +456,7 @@ async fn only_loopback_addresses_are_served() {
                 },
                 connection: "local".into(),
                 bounds: ConsoleBounds::default(),
+                transcript: None,
             },
             intake,
         )
@@ -728,6 +785,80 @@ async fn live_updates_start_with_hello_and_resume_by_sequence() {
     // The console stops promptly with a stream still open, and closes it.
     console.stop().await;
     assert!(stale.closed().await);
+}
+
+#[tokio::test]
+async fn a_new_process_shows_the_rooms_earlier_conversation_once() {
+    let transcript = Arc::new(Fixed {
+        messages: vec![
+            HistoryMessage {
+                author: "operator".into(),
+                text: "!echo from the last run".into(),
+                from_bot: false,
+            },
+            HistoryMessage {
+                author: "yetibot".into(),
+                text: "from the last run".into(),
+                from_bot: true,
+            },
+        ],
+        reads: std::sync::atomic::AtomicUsize::new(0),
+    });
+    let console = Running::start_with(
+        ConsoleBounds::default(),
+        16,
+        Some(Arc::clone(&transcript) as Arc<dyn Transcript>),
+    )
+    .await;
+    for _ in 0..2 {
+        let state = console
+            .call("GET", "/api/state?room=general", None)
+            .await
+            .json();
+        let messages = state["messages"].as_array().cloned().unwrap_or_default();
+        let texts: Vec<&str> = messages.iter().filter_map(|m| m["text"].as_str()).collect();
+        assert_eq!(texts, ["!echo from the last run", "from the last run"]);
+        assert!(messages.iter().all(|m| m["restored"] == true));
+        assert!(state["epoch"].as_str().is_some_and(|e| !e.is_empty()));
+    }
+    assert_eq!(
+        transcript.reads.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "looked up once"
+    );
+    console.stop().await;
+}
+
+#[tokio::test]
+async fn a_page_that_finds_every_stream_taken_is_told_why_and_when_to_retry() {
+    let console = Running::start(
+        ConsoleBounds {
+            max_event_streams: 1,
+            ..ConsoleBounds::default()
+        },
+        16,
+    )
+    .await;
+    let mut first = open_stream(&console, None, None).await;
+    let hello = first.next().await;
+    assert_eq!(hello.event, "hello");
+    let hello: Value = serde_json::from_str(&hello.data).expect("hello JSON");
+    assert!(hello["epoch"].as_str().is_some_and(|e| !e.is_empty()));
+    let headers = vec![
+        ("Host", console.host()),
+        ("Cookie", console.cookie()),
+        ("Accept", "text/event-stream".to_owned()),
+    ];
+    let page = raw(console.addr, "GET", "/api/events", &headers, b"").await;
+    assert_eq!(page.status, 200);
+    let text = String::from_utf8_lossy(&page.body).into_owned();
+    assert!(
+        text.starts_with("retry: 10000\nevent: full\ndata: "),
+        "{text}"
+    );
+    assert!(text.contains("close one"), "{text}");
+    drop(first);
+    console.stop().await;
 }
 
 #[tokio::test]

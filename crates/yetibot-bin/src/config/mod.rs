@@ -117,6 +117,9 @@ pub struct Config {
     pub release_feed: Option<yetibot_ai_commands::ReleaseFeed>,
     /// Where the local web console listens (`:yetibot :web`), `None` when it is off.
     pub web: Option<std::net::SocketAddr>,
+    /// The file that keeps the console's access token across restarts
+    /// (`:yetibot :web :token-file`, default `data/console-token`).
+    pub web_token_file: PathBuf,
     /// The chat platform connections (`:yetibot :adapters`), by name.
     pub adapters: yetibot_chat_adapters::config::Adapters,
     /// How much the bot logs when `RUST_LOG` is not set (`:yetibot :log :level`, default

@@ -66,6 +66,10 @@ struct Mcp {
     toolsets: Vec<ToolsetConfig>,
 }
 
+/// Where the console's access token is kept when `:yetibot :web :token-file` is not set:
+/// beside the default history file.
+pub(crate) const DEFAULT_TOKEN_FILE: &str = "data/console-token";
+
 /// Deserializes the checked tree and validates every section, collecting all problems.
 pub(super) fn validate(
     tree: Value,
@@ -209,6 +213,14 @@ pub(super) fn validate(
         .ok()
         .flatten();
 
+    let web_token_file = match web.token_file.as_deref().map(str::trim) {
+        None => std::path::PathBuf::from(DEFAULT_TOKEN_FILE),
+        Some("") => {
+            problems.push(Problem::new("yetibot.web.token-file", "must not be blank"));
+            std::path::PathBuf::from(DEFAULT_TOKEN_FILE)
+        }
+        Some(path) => std::path::PathBuf::from(path),
+    };
     let web = yetibot_chat_adapters::web::web_address(&web)
         .map_err(|errors| {
             problems.extend(
@@ -317,6 +329,7 @@ pub(super) fn validate(
         history_enabled: history.disabled != Some(true),
         release_feed,
         web,
+        web_token_file,
         adapters,
         admission,
         log_level,

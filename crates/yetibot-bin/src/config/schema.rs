@@ -255,6 +255,7 @@ pub(crate) static YETIBOT: Shape = Shape::Section {
                     field("enabled", &BOOL),
                     field("host", &STR),
                     field("port", &INT),
+                    field("token-file", &STR),
                 ],
             },
         ),

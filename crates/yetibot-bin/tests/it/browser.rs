@@ -221,6 +221,11 @@ async fn call(addr: SocketAddr, method: &str, path: &str, body: Option<Value>) -
 
 /// The bot with its console on a free port; the console URL it printed.
 fn bot(dir: &std::path::Path, edn: &str) -> (Child, String) {
+    bot_on(dir, edn, 0)
+}
+
+/// The bot with its console on `port` (0: any free one); the console URL it printed.
+fn bot_on(dir: &std::path::Path, edn: &str, port: u16) -> (Child, String) {
     use std::io::{BufRead, BufReader};
     let file = dir.join("config.edn");
     std::fs::write(&file, edn).expect("write config");
@@ -228,7 +233,7 @@ fn bot(dir: &std::path::Path, edn: &str) -> (Child, String) {
         .env_clear()
         .current_dir(dir)
         .env("CONFIG_PATH", &file)
-        .env("YETIBOT_WEB_PORT", "0")
+        .env("YETIBOT_WEB_PORT", port.to_string())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -411,4 +416,149 @@ async fn the_page_runs_commands_streams_ai_progress_and_keeps_history_across_a_r
         .expect("wait")
         .expect("exit");
     assert_eq!(exit.code(), Some(0));
+}
+
+/// Stops the bot with SIGTERM and checks it exits cleanly.
+async fn stop(yetibot: Running) {
+    let _ = Command::new("kill")
+        .args(["-TERM", &yetibot.0.id().to_string()])
+        .status();
+    let mut yetibot = yetibot;
+    let exit = tokio::task::spawn_blocking(move || yetibot.0.wait())
+        .await
+        .expect("wait")
+        .expect("exit");
+    assert_eq!(exit.code(), Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tab_survives_a_restart_threads_carry_their_command_and_new_replies_are_marked() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion("Four.")),
+    );
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion("Six.")),
+    );
+    let dir = Workdir::new();
+    let edn = format!(
+        r#"{{:yetibot {{:ai {{:providers [{{:name "local" :url "{}" :model "m1"}}]}}}}}}"#,
+        fixture.url("/v1")
+    );
+    // One port for both runs, as a restarted bot keeps its configured port.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let (path, config) = (dir.path.clone(), edn.clone());
+    let (child, url) = tokio::task::spawn_blocking(move || bot_on(&path, &config, port))
+        .await
+        .expect("the bot starts");
+    let yetibot = Running(child);
+    let browser = Browser::start().await;
+    browser.open(&url).await;
+    browser
+        .until("document.getElementById('connection').textContent === 'connected'")
+        .await;
+
+    // A thread on an answer gives the model the question and the answer, then the thread.
+    browser
+        .type_into(
+            "#composer-text",
+            &format!("!ai --no-tools What is 2+2?{ENTER}"),
+        )
+        .await;
+    browser
+        .until("[...document.querySelectorAll('.message.answer .body')].some(b => b.textContent.startsWith('Four.'))")
+        .await;
+    browser
+        .click("return [...document.querySelectorAll('.message.answer')].find(m => m.textContent.includes('Four.')).querySelector('.links button')")
+        .await;
+    browser
+        .type_into("#thread-text", &format!("!ai --no-tools And 3+3?{ENTER}"))
+        .await;
+    browser
+        .until("[...document.querySelectorAll('#thread-messages .message.answer .body')].some(b => b.textContent.startsWith('Six.'))")
+        .await;
+    let requests: Vec<_> = fixture
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.ends_with("/chat/completions"))
+        .collect();
+    assert_eq!(requests.len(), 2);
+    let body: Value = serde_json::from_slice(&requests[1].body).expect("json");
+    let sent: Vec<String> = body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|m| m["content"].to_string())
+        .collect();
+    let at = |needle: &str| {
+        sent.iter()
+            .position(|c| c.contains(needle))
+            .unwrap_or_else(|| panic!("{needle} was not sent: {sent:#?}"))
+    };
+    assert!(at("What is 2+2?") < at("Four.") && at("Four.") < at("And 3+3?"));
+    browser
+        .click("return document.getElementById('thread-close')")
+        .await;
+
+    // A reply that arrives while the reader is scrolled up is marked; the marker scrolls down.
+    browser
+        .type_into("#composer-text", &format!("!range 60{ENTER}"))
+        .await;
+    browser
+        .until("[...document.querySelectorAll('.message.answer .body')].some(b => b.textContent.includes('59'))")
+        .await;
+    browser
+        .script("const m = document.getElementById('messages'); m.scrollTop = 0; return m.scrollHeight > m.clientHeight")
+        .await;
+    browser
+        .script("fetch('/api/messages', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify({room: 'general', text: '!echo while you were away'})}); return true")
+        .await;
+    browser
+        .until("!document.getElementById('new-messages').hidden")
+        .await;
+    browser
+        .click("return document.getElementById('new-messages')")
+        .await;
+    let at_bottom = browser
+        .until("(() => { const m = document.getElementById('messages'); return document.getElementById('new-messages').hidden && m.scrollHeight - m.scrollTop - m.clientHeight < 40; })()")
+        .await;
+    assert_eq!(at_bottom, true);
+    browser
+        .until("[...document.querySelectorAll('.message.answer .body')].some(b => b.textContent === 'while you were away')")
+        .await;
+
+    // A restart on the same port: the open tab reconnects by itself and shows the stored
+    // conversation, and so does a reload; the same link still opens the console.
+    stop(yetibot).await;
+    browser
+        .until("document.getElementById('connection').textContent === 'reconnecting…'")
+        .await;
+    let (path, config) = (dir.path.clone(), edn.clone());
+    let (child, again) = tokio::task::spawn_blocking(move || bot_on(&path, &config, port))
+        .await
+        .expect("the bot starts again");
+    let yetibot = Running(child);
+    assert_eq!(again, url, "the token is kept across restarts");
+    browser
+        .until("document.getElementById('connection').textContent === 'connected' && [...document.querySelectorAll('.message.restored .body')].some(b => b.textContent === 'while you were away')")
+        .await;
+    browser.command("POST", "refresh", json!({})).await;
+    let restored = browser
+        .until("(() => { const texts = [...document.querySelectorAll('.message.restored .body')].map(b => b.textContent); return texts.includes('!ai --no-tools What is 2+2?') && texts.some(t => t.startsWith('Four.')) ? texts.length : null; })()")
+        .await;
+    assert!(restored.as_u64().is_some_and(|n| n >= 6), "{restored}");
+    // The reconnected page works: a new command is answered.
+    browser
+        .type_into("#composer-text", &format!("!echo after the restart{ENTER}"))
+        .await;
+    browser
+        .until("[...document.querySelectorAll('.message.answer:not(.restored) .body')].some(b => b.textContent === 'after the restart')")
+        .await;
+    browser.close().await;
+    stop(yetibot).await;
 }

@@ -454,3 +454,32 @@ fn a_port_in_use_names_the_setting_to_change() {
     );
     drop(taken);
 }
+
+#[test]
+fn console_url_prints_the_kept_link_and_rotate_replaces_it() {
+    let dir = Workdir::new();
+    let port = [("YETIBOT_WEB_PORT", "3999")];
+    let first = crate::run_in(&dir, &port, &["console-url"]);
+    assert_eq!(first.status.code(), Some(0));
+    let link = String::from_utf8_lossy(&first.stdout).trim().to_owned();
+    assert!(link.starts_with("http://127.0.0.1:3999/?token="), "{link}");
+    // The token is kept in the data folder, privately, and printed again unchanged.
+    let kept = dir.path.join("data").join("console-token");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&kept).expect("kept").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    let again = crate::run_in(&dir, &port, &["console-url"]);
+    assert_eq!(String::from_utf8_lossy(&again.stdout).trim(), link);
+    let rotated = crate::run_in(&dir, &port, &["console-url", "--rotate"]);
+    assert_eq!(rotated.status.code(), Some(0));
+    let new_link = String::from_utf8_lossy(&rotated.stdout).trim().to_owned();
+    assert_ne!(new_link, link);
+    assert!(String::from_utf8_lossy(&rotated.stderr).contains("restarts"));
+    // A console that is off has no link.
+    let off = crate::run_in(&dir, &[("YETIBOT_WEB_ENABLED", "false")], &["console-url"]);
+    assert_eq!(off.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&off.stderr).contains(":enabled false"));
+}

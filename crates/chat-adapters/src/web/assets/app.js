@@ -13,9 +13,42 @@
     thread: null, // the open thread's root ID
     operator: null,
     source: null,
+    epoch: null, // the bot process the page's state came from
     history: [],
     historyAt: 0,
+    retry: null, // the pending reconnect attempt
+    retryDelay: 1000,
+    seenMain: 0, // how many messages of the room the reader has scrolled past
   };
+
+  // ----- Recalled commands, per room, kept across reloads -----
+
+  const MAX_RECALLED = 100;
+
+  function recallKey(room) {
+    return "yetibot.recall." + room;
+  }
+
+  function loadRecall(room) {
+    try {
+      const saved = JSON.parse(localStorage.getItem(recallKey(room)) || "[]");
+      state.history = Array.isArray(saved) ? saved.filter((t) => typeof t === "string").slice(-MAX_RECALLED) : [];
+    } catch (_) {
+      state.history = [];
+    }
+    state.historyAt = state.history.length;
+  }
+
+  function remember(text) {
+    if (state.history[state.history.length - 1] !== text) state.history.push(text);
+    state.history = state.history.slice(-MAX_RECALLED);
+    state.historyAt = state.history.length;
+    try {
+      localStorage.setItem(recallKey(state.room), JSON.stringify(state.history));
+    } catch (_) {
+      // Storage full or off: recall still works until the page reloads.
+    }
+  }
 
   const $ = (id) => document.getElementById(id);
 
@@ -190,7 +223,12 @@
   function renderMessage(m) {
     const classes = ["message", m.author.bot ? "bot" : "user", m.role];
     if (m.error) classes.push("error");
-    const body = el("div", { class: "body" }, m.text ? markdown(m.text) : []);
+    if (m.restored) classes.push("restored");
+    // What the operator typed is shown exactly as typed; the bot's answers are Markdown.
+    const body =
+      m.role === "user"
+        ? el("div", { class: "body typed", text: m.text || "" })
+        : el("div", { class: "body" }, m.text ? markdown(m.text) : []);
     if (m.media && safeUrl(m.media)) {
       body.append(
         isMedia(m.media) === "video"
@@ -212,6 +250,7 @@
       el("div", { class: "meta" }, [
         el("span", { class: "author", text: m.author.name }),
         m.revision > 0 && m.role === "user" ? el("span", { text: "(edited)" }) : null,
+        m.restored ? el("span", { text: "(from history)" }) : null,
       ]),
       body,
     ];
@@ -221,7 +260,7 @@
         el("div", { class: "reactions", "aria-label": "Reactions" }, m.reactions.map((r) => el("span", { class: "reaction", text: r })))
       );
     }
-    if (m.buttons.length > 0) {
+    if (m.buttons.length > 0 && !m.restored) {
       children.push(
         el(
           "div",
@@ -238,11 +277,13 @@
       );
     }
     const links = [];
-    if (!m.thread && m.role !== "status") {
+    if (m.restored) {
+      // Earlier conversation from the history store: shown, nothing more.
+    } else if (!m.thread && m.role !== "status") {
       const label = m.replies > 0 ? "Thread (" + m.replies + ")" : "Reply in thread";
       links.push(el("button", { type: "button", text: label, onclick: () => openThread(m.id) }));
     }
-    if (m.author.bot && m.role !== "status") {
+    if (m.author.bot && m.role !== "status" && !m.restored) {
       links.push(
         el("button", {
           type: "button",
@@ -283,9 +324,15 @@
     $("room-title").textContent = "#" + state.room;
     const all = [...state.messages.values()];
     const main = $("messages");
-    const stick = main.scrollHeight - main.scrollTop - main.clientHeight < 40;
-    main.replaceChildren(...all.filter((m) => !m.thread).map((m) => shown("main", m)));
-    if (stick) main.scrollTop = main.scrollHeight;
+    const stick = atBottom(main);
+    const top = all.filter((m) => !m.thread);
+    main.replaceChildren(...top.map((m) => shown("main", m)));
+    if (stick) {
+      main.scrollTop = main.scrollHeight;
+      state.seenMain = top.length;
+    }
+    // Replies that arrived while the reader was scrolled up: a marker that scrolls down.
+    $("new-messages").hidden = stick || top.length <= state.seenMain;
     const panel = $("thread");
     if (state.thread && state.messages.has(state.thread)) {
       panel.hidden = false;
@@ -297,6 +344,10 @@
     } else {
       panel.hidden = true;
     }
+  }
+
+  function atBottom(list) {
+    return list.scrollHeight - list.scrollTop - list.clientHeight < 40;
   }
 
   // ----- Server -----
@@ -313,7 +364,11 @@
       credentials: "same-origin",
     });
     const data = await response.json().catch(() => ({}));
-    if (!response.ok) throw new Error(data.error || "request failed (" + response.status + ")");
+    if (!response.ok) {
+      const error = new Error(data.error || "request failed (" + response.status + ")");
+      error.status = response.status;
+      throw error;
+    }
     return data;
   }
 
@@ -322,10 +377,38 @@
     state.rooms = snapshot.rooms;
     state.operator = snapshot.operator;
     state.seq = snapshot.seq;
+    state.epoch = snapshot.epoch;
     state.messages = new Map(snapshot.messages.map((m) => [m.id, m]));
+    state.seenMain = 0;
     rendered.clear();
     render();
+    const main = $("messages");
+    main.scrollTop = main.scrollHeight;
+    state.seenMain = [...state.messages.values()].filter((m) => !m.thread).length;
+    $("new-messages").hidden = true;
+    showError("");
     listen();
+  }
+
+  // The bot went away (a restart, a network hiccup) and the browser gave up on the event
+  // stream: try again, a little later each time, until the state loads; a changed token
+  // is said plainly, since no retry can fix it.
+  function reconnectSoon() {
+    if (state.retry) return;
+    $("connection").textContent = "reconnecting…";
+    state.retry = setTimeout(async () => {
+      state.retry = null;
+      try {
+        await load();
+        state.retryDelay = 1000;
+      } catch (e) {
+        if (e.status === 401) {
+          showError("The console's access token changed. Open the link the bot printed, or run `yetibot console-url`.");
+        }
+        state.retryDelay = Math.min(state.retryDelay * 2, 15000);
+        reconnectSoon();
+      }
+    }, state.retryDelay);
   }
 
   function apply(update) {
@@ -344,8 +427,30 @@
     if (state.source) state.source.close();
     const source = new EventSource("/api/events?after=" + state.seq);
     state.source = source;
-    source.addEventListener("hello", () => {
+    source.addEventListener("hello", (event) => {
+      let hello = {};
+      try {
+        hello = JSON.parse(event.data);
+      } catch (_) {
+        // A hello without data is still a connection.
+      }
+      if (hello.epoch && state.epoch && hello.epoch !== state.epoch) {
+        // The bot restarted: its updates are numbered anew, so start from its state.
+        load().catch(() => reconnectSoon());
+        return;
+      }
       $("connection").textContent = "connected";
+      showError("");
+    });
+    source.addEventListener("full", (event) => {
+      let reason = "too many console pages are open; close one";
+      try {
+        reason = JSON.parse(event.data).error || reason;
+      } catch (_) {
+        // Keep the general reason.
+      }
+      $("connection").textContent = "waiting for a free connection…";
+      showError(reason);
     });
     source.addEventListener("update", (event) => {
       state.seq = Number(event.lastEventId) || state.seq;
@@ -360,8 +465,10 @@
       load().catch((e) => showError(e.message));
     });
     source.onerror = () => {
-      // The browser reconnects by itself and resumes from the last update it saw.
+      // The browser reconnects by itself and resumes from the last update it saw, unless
+      // the answer was not an event stream at all (a refusal): then the page tries itself.
       $("connection").textContent = "reconnecting…";
+      if (source.readyState === EventSource.CLOSED) reconnectSoon();
     };
   }
 
@@ -416,6 +523,7 @@
   function switchRoom(name) {
     state.room = name;
     state.thread = null;
+    loadRecall(name);
     load().catch((e) => showError(e.message));
   }
 
@@ -425,14 +533,21 @@
     $("thread-text").focus();
   }
 
+  function onFirstLine(box) {
+    return !box.value.slice(0, box.selectionStart).includes("\n");
+  }
+
+  function onLastLine(box) {
+    return !box.value.slice(box.selectionEnd).includes("\n");
+  }
+
   function composer(form, box, thread) {
     const submit = async () => {
       const text = box.value;
       if (text.trim() === "") return;
       try {
         await send(text, thread());
-        state.history.push(text);
-        state.historyAt = state.history.length;
+        remember(text);
         box.value = "";
       } catch (e) {
         showError(e.message);
@@ -446,14 +561,17 @@
       if (event.key === "Enter" && !event.shiftKey) {
         event.preventDefault();
         submit();
-      } else if (event.key === "ArrowUp" && box.selectionStart === 0 && state.historyAt > 0) {
+      } else if (event.key === "ArrowUp" && onFirstLine(box) && state.historyAt > 0) {
+        // One press per step: on the first line, ↑ always recalls the previous command.
         event.preventDefault();
         state.historyAt -= 1;
         box.value = state.history[state.historyAt];
-      } else if (event.key === "ArrowDown" && box.selectionEnd === box.value.length && state.historyAt < state.history.length) {
+        box.setSelectionRange(0, 0);
+      } else if (event.key === "ArrowDown" && onLastLine(box) && state.historyAt < state.history.length) {
         event.preventDefault();
         state.historyAt += 1;
         box.value = state.history[state.historyAt] || "";
+        box.setSelectionRange(box.value.length, box.value.length);
       }
     });
   }
@@ -465,6 +583,19 @@
       state.thread = null;
       render();
     });
+    const main = $("messages");
+    main.addEventListener("scroll", () => {
+      if (atBottom(main)) {
+        state.seenMain = [...state.messages.values()].filter((m) => !m.thread).length;
+        $("new-messages").hidden = true;
+      }
+    });
+    $("new-messages").addEventListener("click", () => {
+      main.scrollTop = main.scrollHeight;
+      state.seenMain = [...state.messages.values()].filter((m) => !m.thread).length;
+      $("new-messages").hidden = true;
+    });
+    loadRecall(state.room);
     $("new-room").addEventListener("submit", async (event) => {
       event.preventDefault();
       const name = $("new-room-name").value.trim();
