@@ -12,16 +12,15 @@ use crate::sanitize::one_line;
 
 /// Longest description shown in a summary row, in characters.
 pub const SUMMARY_DESCRIPTION_CHARS: usize = 120;
-/// Characters with a meaning in command lines; in row descriptions each gets a backslash.
-const COMMAND_PUNCTUATION: &[char] = &[
-    '\\', '`', '$', '|', ';', '&', '<', '>', '(', ')', '"', '\'', '{', '}', '[', ']',
-];
 const SEPARATOR: &str = " — ";
 
 /// One summary row: `` `server/name` — description ``. The description is the display form
-/// ([`ToolInfo::display_description`]), whitespace-collapsed, cut to [`SUMMARY_DESCRIPTION_CHARS`] characters (ending in `…`
-/// when cut) and its command punctuation is backslash-escaped so the row survives `xargs`
-/// and the command parser. The ID itself is left unchanged inside its backticks.
+/// ([`ToolInfo::display_description`]), whitespace-collapsed and cut to
+/// [`SUMMARY_DESCRIPTION_CHARS`] characters (ending in `…` when cut), with nothing escaped:
+/// a row is data. The command language never parses a piped value or an `xargs` item as a
+/// command line, so `$(...)`, backticks and `|` in a description stay literal without
+/// backslashes that every reader (the CLI, the console) would see. The ID itself is left
+/// unchanged inside its backticks, and [`lookup`] reads a row back by that ID alone.
 #[must_use]
 pub fn summary_row(tool: &ToolInfo) -> String {
     let collapsed = one_line(tool.display_description());
@@ -38,12 +37,7 @@ pub fn summary_row(tool: &ToolInfo) -> String {
     let mut row = format!("`{}`", tool.id());
     if !short.is_empty() {
         row.push_str(SEPARATOR);
-        for c in short.chars() {
-            if COMMAND_PUNCTUATION.contains(&c) {
-                row.push('\\');
-            }
-            row.push(c);
-        }
+        row.push_str(&short);
     }
     row
 }

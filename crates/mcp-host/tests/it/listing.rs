@@ -52,8 +52,8 @@ fn check_row(index: usize, expect: &str) {
 }
 
 #[test]
-fn rows_collapse_bound_and_escape_descriptions() {
-    check_row(0, r"`exa/search` — Search the web \| fast\; \$\(rm\) \`x\`");
+fn rows_collapse_and_bound_descriptions_and_escape_nothing() {
+    check_row(0, "`exa/search` — Search the web | fast; $(rm) `x`");
     let fetch = summary_row(&catalog().tools()[1]);
     assert!(fetch.ends_with('…'));
     assert_eq!(

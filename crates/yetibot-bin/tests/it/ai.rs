@@ -484,6 +484,18 @@ async fn tools_are_listed_as_rows_that_xargs_can_feed_back() {
         rows.lines().any(|l| l.starts_with("`yetibot/help`")),
         "{rows}"
     );
+    // Descriptions are shown as written: no command-language escapes for anyone to see,
+    // and punctuation (quotes, parentheses) is still there.
+    assert!(!rows.contains('\\'), "{rows}");
+    assert!(rows.contains('(') || rows.contains('\''), "{rows}");
+    // Every row, punctuation and all, goes back through xargs as data.
+    let out = run_ai(edn.clone(), vec!["ai tools | xargs ai tools".into()]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", printed(&out));
+    let help = stdout(&out);
+    assert!(
+        !help.contains("Error") && !help.contains("No matches"),
+        "{help}"
+    );
     let out = run_ai(
         edn.clone(),
         vec!["ai tools | tail 2 | xargs ai tools".into()],

@@ -501,8 +501,19 @@ async fn a_tab_survives_a_restart_threads_carry_their_command_and_new_replies_ar
             .unwrap_or_else(|| panic!("{needle} was not sent: {sent:#?}"))
     };
     assert!(at("What is 2+2?") < at("Four.") && at("Four.") < at("And 3+3?"));
+    // In a narrow window the open thread covers the page, with its close button.
+    browser
+        .command("POST", "window/rect", json!({"width": 700, "height": 900}))
+        .await;
+    let overlay = browser
+        .until("(() => { const t = document.getElementById('thread'); const s = getComputedStyle(t); return s.position === 'fixed' && t.getBoundingClientRect().width >= window.innerWidth - 1 ? s.position : null; })()")
+        .await;
+    assert_eq!(overlay, "fixed");
     browser
         .click("return document.getElementById('thread-close')")
+        .await;
+    browser
+        .command("POST", "window/rect", json!({"width": 1280, "height": 900}))
         .await;
 
     // A reply that arrives while the reader is scrolled up is marked; the marker scrolls down.
@@ -552,6 +563,20 @@ async fn a_tab_survives_a_restart_threads_carry_their_command_and_new_replies_ar
         .until("(() => { const texts = [...document.querySelectorAll('.message.restored .body')].map(b => b.textContent); return texts.includes('!ai --no-tools What is 2+2?') && texts.some(t => t.startsWith('Four.')) ? texts.length : null; })()")
         .await;
     assert!(restored.as_u64().is_some_and(|n| n >= 6), "{restored}");
+    // ↑ recalls the room's commands after the reload, one per press, newest first.
+    browser.type_into("#composer-text", ARROW_UP).await;
+    let recalled = browser
+        .script("return document.getElementById('composer-text').value")
+        .await;
+    assert_eq!(recalled, "!range 60");
+    browser.type_into("#composer-text", ARROW_UP).await;
+    let recalled = browser
+        .script("return document.getElementById('composer-text').value")
+        .await;
+    assert_eq!(recalled, "!ai --no-tools And 3+3?");
+    browser
+        .script("document.getElementById('composer-text').value = ''; return true")
+        .await;
     // The reconnected page works: a new command is answered.
     browser
         .type_into("#composer-text", &format!("!echo after the restart{ENTER}"))
