@@ -687,7 +687,7 @@ impl Interpreter {
             };
         };
         let mut data_changed = true;
-        let next = match outcome {
+        let mut next = match outcome {
             Outcome::Error(message) => return Err(failure(&message)),
             Outcome::Failed(error) => return Err(error),
             Outcome::FailedWithData { message, data } => {
@@ -740,7 +740,6 @@ impl Interpreter {
                 return Err(failure("the command's result is malformed"));
             }
         };
-        let mut next = next;
         value::add_notes(&mut notes, std::mem::take(&mut next.notes));
         next.notes = notes;
         // Data a command only passed along was checked when it was made.

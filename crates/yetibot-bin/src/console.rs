@@ -50,16 +50,21 @@ pub enum TokenFileError {
 /// [`TokenFileError`] when the file cannot be read or written, is readable by other users,
 /// or does not hold a valid token.
 pub fn token(path: &Path) -> Result<AccessToken, TokenFileError> {
-    match read(path) {
-        Err(TokenFileError::Io("read")) if !path.exists() => {}
-        other => return other,
+    if let Some(kept) = read(path)? {
+        return Ok(kept);
     }
     let token = AccessToken::generate().map_err(|_| TokenFileError::NoRandomness)?;
-    match write_new(path, &token) {
+    // Written whole beside it, then linked into place: the file is never seen half
+    // written, and of two starts at once, one links and the other reads the winner's.
+    let fresh = write_beside(path, &token)?;
+    let linked = std::fs::hard_link(&fresh, path);
+    let _ = std::fs::remove_file(&fresh);
+    match linked {
         Ok(()) => Ok(token),
-        // Another process made it first: use theirs.
-        Err(TokenFileError::Io("created")) if path.exists() => read(path),
-        Err(error) => Err(error),
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+            read(path)?.ok_or(TokenFileError::Io("read"))
+        }
+        Err(_) => Err(TokenFileError::Io("created")),
     }
 }
 
@@ -70,10 +75,11 @@ pub fn token(path: &Path) -> Result<AccessToken, TokenFileError> {
 /// [`TokenFileError`] when it cannot be written.
 pub fn rotate(path: &Path) -> Result<AccessToken, TokenFileError> {
     let token = AccessToken::generate().map_err(|_| TokenFileError::NoRandomness)?;
-    let fresh = path.with_extension("new");
-    let _ = std::fs::remove_file(&fresh);
-    write_new(&fresh, &token)?;
-    std::fs::rename(&fresh, path).map_err(|_| TokenFileError::Io("replaced"))?;
+    let fresh = write_beside(path, &token)?;
+    std::fs::rename(&fresh, path).map_err(|_| {
+        let _ = std::fs::remove_file(&fresh);
+        TokenFileError::Io("replaced")
+    })?;
     Ok(token)
 }
 
@@ -83,8 +89,13 @@ pub fn url(addr: std::net::SocketAddr, token: &AccessToken) -> String {
     format!("http://{addr}/?token={}", token.expose())
 }
 
-fn read(path: &Path) -> Result<AccessToken, TokenFileError> {
-    let metadata = std::fs::metadata(path).map_err(|_| TokenFileError::Io("read"))?;
+/// The kept token, or `None` when there is no file yet.
+fn read(path: &Path) -> Result<Option<AccessToken>, TokenFileError> {
+    let metadata = match std::fs::metadata(path) {
+        Ok(metadata) => metadata,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(_) => return Err(TokenFileError::Io("read")),
+    };
     if !metadata.is_file() || metadata.len() > MAX_TOKEN_FILE_BYTES {
         return Err(TokenFileError::Invalid);
     }
@@ -96,11 +107,14 @@ fn read(path: &Path) -> Result<AccessToken, TokenFileError> {
         }
     }
     let text = std::fs::read_to_string(path).map_err(|_| TokenFileError::Invalid)?;
-    AccessToken::new(text.trim()).map_err(|_| TokenFileError::Invalid)
+    AccessToken::new(text.trim())
+        .map(Some)
+        .map_err(|_| TokenFileError::Invalid)
 }
 
-/// Writes `token` to `path`, which must not exist yet: private from its first byte.
-fn write_new(path: &Path, token: &AccessToken) -> Result<(), TokenFileError> {
+/// Writes `token` to a new file of its own next to `path` (its folder made private when it
+/// is new), private from its first byte; returns that file's path.
+fn write_beside(path: &Path, token: &AccessToken) -> Result<std::path::PathBuf, TokenFileError> {
     if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty())
         && !folder.exists()
     {
@@ -112,16 +126,21 @@ fn write_new(path: &Path, token: &AccessToken) -> Result<(), TokenFileError> {
             .create(folder)
             .map_err(|_| TokenFileError::Io("created"))?;
     }
+    let unique = AccessToken::generate().map_err(|_| TokenFileError::NoRandomness)?;
+    let fresh = path.with_extension(format!("new-{}", &unique.expose()[..16]));
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     let mut file = options
-        .open(path)
+        .open(&fresh)
         .map_err(|_| TokenFileError::Io("created"))?;
-    writeln!(file, "{}", token.expose())
-        .and_then(|()| file.sync_all())
-        .map_err(|_| TokenFileError::Io("written"))
+    let written = writeln!(file, "{}", token.expose()).and_then(|()| file.sync_all());
+    if written.is_err() {
+        let _ = std::fs::remove_file(&fresh);
+        return Err(TokenFileError::Io("written"));
+    }
+    Ok(fresh)
 }
 
 /// A console room's earlier conversation, read from the history store (the console's rows
@@ -214,6 +233,25 @@ mod tests {
         let rotated = rotate(&path).expect("rotated");
         assert_ne!(rotated, first);
         assert_eq!(token(&path).expect("read"), rotated);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn racing_starts_agree_on_one_token() {
+        let dir = scratch("race");
+        let path = dir.join("console-token");
+        let tokens: Vec<AccessToken> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..8).map(|_| scope.spawn(|| token(&path))).collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("no panic").expect("a token"))
+                .collect()
+        });
+        assert!(tokens.windows(2).all(|pair| pair[0] == pair[1]));
+        // A folder where the file should be is refused, not read.
+        let folder = dir.join("a-folder");
+        std::fs::create_dir_all(&folder).expect("dir");
+        assert_eq!(token(&folder), Err(TokenFileError::Invalid));
         let _ = std::fs::remove_dir_all(dir);
     }
 

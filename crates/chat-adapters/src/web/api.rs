@@ -37,15 +37,10 @@ pub(crate) async fn handle(shared: &Arc<Shared>, request: Request<Incoming>) -> 
         // A person opening the page without the token (an old link, a new browser) gets a
         // page that says how to open the console; scripts and the page's own requests get
         // JSON.
-        let browser = request
-            .headers()
-            .get(http::header::ACCEPT)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.contains("text/html"));
         if refusal.status == StatusCode::UNAUTHORIZED
             && request.method() == Method::GET
             && !path.starts_with("/api/")
-            && browser
+            && accepts(request.headers(), "text/html")
         {
             return locked();
         }
@@ -89,11 +84,7 @@ pub(crate) async fn handle(shared: &Arc<Shared>, request: Request<Incoming>) -> 
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.trim().parse::<u64>().ok())
                 .or_else(|| query_value(&query, "after").and_then(|v| v.parse().ok()));
-            let browser = request
-                .headers()
-                .get(http::header::ACCEPT)
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|v| v.contains("text/event-stream"));
+            let browser = accepts(request.headers(), "text/event-stream");
             sse::stream(shared, after, browser)
         }
         (Method::GET, ["api", "messages", id, "answer.md"]) => match shared.state.attachment(id) {
@@ -417,7 +408,7 @@ pub(crate) fn secure(mut response: Response<Body>) -> Response<Body> {
     response
 }
 
-fn body(bytes: impl Into<Bytes>) -> Body {
+pub(crate) fn body(bytes: impl Into<Bytes>) -> Body {
     Full::new(bytes.into()).boxed_unsync()
 }
 
@@ -454,6 +445,15 @@ pub(crate) fn json_response(status: StatusCode, value: &Value) -> Response<Body>
 
 pub(crate) fn error_response(status: StatusCode, message: &str) -> Response<Body> {
     json_response(status, &json!({"error": message}))
+}
+
+/// Whether the request's `Accept` names `media`: how a browser's page load or `EventSource`
+/// tells itself apart from a script.
+fn accepts(headers: &http::HeaderMap, media: &str) -> bool {
+    headers
+        .get(http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains(media))
 }
 
 /// The page for a browser without the token, with the refusal's status.

@@ -18,7 +18,7 @@ use serde_json::json;
 use tokio::sync::watch;
 
 use super::Shared;
-use super::api::{Body, error_response, secure};
+use super::api::{self, Body, error_response, secure};
 use super::state::{Catchup, State};
 
 /// Counts an open stream for as long as it lives.
@@ -59,11 +59,7 @@ pub(crate) fn stream(shared: &Arc<Shared>, after: Option<u64>, browser: bool) ->
                 shared.bounds.max_event_streams
             )});
             let body = format!("retry: {FULL_RETRY_MS}\nevent: full\ndata: {full}\n\n");
-            let mut response = Response::new(
-                http_body_util::Full::new(Bytes::from(body))
-                    .map_err(|never| match never {})
-                    .boxed_unsync(),
-            );
+            let mut response = Response::new(api::body(body));
             response
                 .headers_mut()
                 .insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));

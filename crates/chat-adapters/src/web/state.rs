@@ -77,6 +77,29 @@ struct Message {
 const MAX_REACTIONS: usize = 20;
 
 impl Message {
+    /// A plain text message with nothing else yet: no media, buttons or replies.
+    fn plain(id: String, room: &str, thread: Option<String>, author: Author, kind: Kind) -> Self {
+        Self {
+            id,
+            room: room.to_owned(),
+            thread,
+            author,
+            kind,
+            text: String::new(),
+            media: None,
+            caption: None,
+            buttons: Vec::new(),
+            attachment: None,
+            error: false,
+            reply_to: None,
+            restored: false,
+            revision: 0,
+            replies: 0,
+            reactions: Vec::new(),
+            age: 0,
+        }
+    }
+
     /// What it costs in memory, roughly: its texts and attachment.
     fn size(&self) -> usize {
         self.text.len()
@@ -345,23 +368,14 @@ impl State {
         }
         let id = self.new_id(&mut inner);
         let message = Message {
-            id: id.clone(),
-            room: room.to_owned(),
-            thread: thread.map(str::to_owned),
-            author: author.clone(),
-            kind: Kind::User,
             text: text.to_owned(),
-            media: None,
-            caption: None,
-            buttons: Vec::new(),
-            attachment: None,
-            error: false,
-            reply_to: None,
-            restored: false,
-            revision: 0,
-            replies: 0,
-            reactions: Vec::new(),
-            age: 0,
+            ..Message::plain(
+                id.clone(),
+                room,
+                thread.map(str::to_owned),
+                author.clone(),
+                Kind::User,
+            )
         };
         let place = message.place(&self.connection);
         self.insert(&mut inner, message);
@@ -426,11 +440,6 @@ impl State {
 
     fn bot_message(&self, id: String, place: &Place, outgoing: Outgoing) -> Message {
         Message {
-            id,
-            room: place.room.clone(),
-            thread: place.thread.clone(),
-            author: self.bot.clone(),
-            kind: Kind::Bot(outgoing.role),
             text: outgoing.text,
             media: outgoing.media,
             caption: outgoing.caption,
@@ -438,11 +447,13 @@ impl State {
             attachment: outgoing.attachment,
             error: outgoing.error,
             reply_to: outgoing.in_reply_to,
-            restored: false,
-            revision: 0,
-            replies: 0,
-            reactions: Vec::new(),
-            age: 0,
+            ..Message::plain(
+                id,
+                &place.room,
+                place.thread.clone(),
+                self.bot.clone(),
+                Kind::Bot(outgoing.role),
+            )
         }
     }
 
@@ -579,23 +590,9 @@ impl State {
                 (author, Kind::User)
             };
             let message = Message {
-                id,
-                room: room.to_owned(),
-                thread: None,
-                author,
-                kind,
                 text: past.text,
-                media: None,
-                caption: None,
-                buttons: Vec::new(),
-                attachment: None,
-                error: false,
-                reply_to: None,
                 restored: true,
-                revision: 0,
-                replies: 0,
-                reactions: Vec::new(),
-                age: 0,
+                ..Message::plain(id, room, None, author, kind)
             };
             self.insert(&mut inner, message);
         }
