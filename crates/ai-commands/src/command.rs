@@ -38,11 +38,12 @@ fn grok_opens_thread(args: &str) -> bool {
         .is_ok_and(|options| !options.no_thread && !options.prompt.trim().is_empty())
 }
 
-/// The AI commands (`ai`, `grok`, `cf`, `zen`) over these services, to add to the interpreter's registry.
+/// The AI commands (`ai`, `grok`, `cf`, `zen`, `clef`, `clairic`) over these services, to add to the interpreter's registry.
 #[must_use]
 pub fn commands(services: Arc<AiServices>) -> Vec<CommandSpec> {
     let cf = cf::spec(Arc::clone(&services));
     let zen = zen::spec(Arc::clone(&services));
+    let decisions = crate::clef::command::specs(&services);
     let ai = Ai { services };
     let spec = CommandSpec::new("ai", &[CATEGORY])
         .hints(AI_HINTS)
@@ -96,7 +97,9 @@ pub fn commands(services: Arc<AiServices>) -> Vec<CommandSpec> {
         "grok [--model <id>] [--toolset <name>] [--no-tools] [--no-thread] [--max-tool-calls <n>] [--] <prompt> # ask Grok, with web and X search",
         Grok(ai),
     );
-    vec![spec, grok, cf, zen]
+    let mut specs = vec![spec, grok, cf, zen];
+    specs.extend(decisions);
+    specs
 }
 
 /// The `grok` handler: prompts pinned to the provider named `grok` (or the xAI key's).

@@ -115,6 +115,8 @@ pub struct IntentRouterConfig {
     pub key_file: Option<String>,
     /// Optional AI Gateway ID.
     pub gateway_id: Option<String>,
+    /// The Cloudflare API base (default `https://api.cloudflare.com/client/v4`).
+    pub api_url: Option<String>,
     /// The `github-pr` toolset whose policy governs automatic PRs.
     pub github_toolset: Option<String>,
     /// Probability both change scores must reach (0.9–1.0, default 0.95).
@@ -132,6 +134,9 @@ pub struct IntentRouter {
     pub key_file: PathBuf,
     /// AI Gateway ID.
     pub gateway_id: Option<String>,
+    /// The Cloudflare API base the fixed request paths go below: HTTPS, or plain HTTP to a
+    /// loopback address only.
+    pub api_url: String,
     /// The governing `github-pr` toolset.
     pub github_toolset: Option<String>,
     /// Threshold for both change scores.
@@ -145,13 +150,49 @@ impl std::fmt::Debug for IntentRouter {
             .field("account_id", &"[redacted]")
             .field("key_file", &"[redacted]")
             .field("gateway_id", &self.gateway_id)
+            .field("api_url", &self.api_url)
             .field("github_toolset", &self.github_toolset)
             .field("min_probability", &self.min_probability)
             .finish()
     }
 }
 
+/// Why an `:api-url` is refused: it must be an absolute URL without credentials, query or
+/// fragment, over HTTPS unless its host is a loopback address (a local test endpoint).
+fn check_api_url(url: &str) -> Result<(), &'static str> {
+    use yetibot_conversation::EndpointProblem;
+    yetibot_conversation::check_endpoint(url).map_err(|problem| match problem {
+        EndpointProblem::Credentials => "must not contain credentials",
+        EndpointProblem::Query => "must not contain a query",
+        EndpointProblem::Fragment => "must not contain a fragment",
+        _ => "must be an absolute https URL",
+    })?;
+    let parsed = url::Url::parse(url).map_err(|_| "must be an absolute https URL")?;
+    let loopback = match parsed.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        None => false,
+    };
+    if parsed.scheme() == "https" || loopback {
+        Ok(())
+    } else {
+        Err("must use https (plain http only to a loopback address)")
+    }
+}
+
 impl IntentRouter {
+    /// The Workers AI account `clef` and `clairic` run on.
+    #[must_use]
+    pub fn account(&self) -> yetibot_ai_providers::WorkersAccount {
+        yetibot_ai_providers::WorkersAccount::new(
+            &self.api_url,
+            self.account_id.clone(),
+            self.key_file.clone(),
+            self.gateway_id.clone(),
+        )
+    }
+
     /// Validates `:intent-router`. `toolset_kind` answers the kind of a configured toolset.
     ///
     /// # Errors
@@ -188,6 +229,13 @@ impl IntentRouter {
                 fail("gateway-id", "must be 1 to 64 letters, digits, '-' or '_'");
             }
         }
+        let api_url = config
+            .api_url
+            .clone()
+            .unwrap_or_else(|| yetibot_ai_providers::DEFAULT_WORKERS_API_URL.to_owned());
+        if let Err(reason) = check_api_url(&api_url) {
+            fail("api-url", reason);
+        }
         let min_probability = config.min_probability.unwrap_or(DEFAULT_MIN_PROBABILITY);
         if !(MIN_MIN_PROBABILITY..=1.0).contains(&min_probability) {
             fail("min-probability", "must be a number from 0.9 to 1.0");
@@ -207,6 +255,7 @@ impl IntentRouter {
                 account_id,
                 key_file,
                 gateway_id: config.gateway_id.clone(),
+                api_url,
                 github_toolset: config.github_toolset.clone(),
                 min_probability,
             })

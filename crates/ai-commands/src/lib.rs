@@ -2,6 +2,7 @@
 
 mod args;
 mod cf;
+mod clef;
 mod command;
 mod config;
 pub mod cost;

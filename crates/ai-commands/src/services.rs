@@ -42,6 +42,10 @@ pub struct AiServices {
     pub(crate) release_feed: Option<crate::config::ReleaseFeed>,
     /// The conversations of chat threads on providers with `:thread-store`.
     pub(crate) threads: crate::thread::ThreadStore,
+    /// The Workers AI account `clef` and `clairic` run on (the intent router's).
+    pub(crate) workers: Option<yetibot_ai_providers::WorkersAccount>,
+    /// The image loader of `clef` and `clairic`.
+    pub(crate) images: Option<yetibot_image_fetch::Fetcher>,
 }
 
 impl std::fmt::Debug for AiServices {
@@ -78,6 +82,8 @@ impl AiServices {
             grok_fallback: None,
             app_version: env!("CARGO_PKG_VERSION").to_owned(),
             release_feed: None,
+            workers: None,
+            images: None,
             threads: crate::thread::ThreadStore::default(),
         }
     }
@@ -93,6 +99,22 @@ impl AiServices {
     /// The running application's version.
     pub(crate) fn app_version(&self) -> &str {
         &self.app_version
+    }
+
+    /// The Workers AI account `clef` and `clairic` (commands and native tools) run on: the
+    /// intent router's ([`crate::IntentRouter::account`]), whether or not routing is enabled.
+    #[must_use]
+    pub fn with_decisions(mut self, account: yetibot_ai_providers::WorkersAccount) -> Self {
+        self.workers = Some(account);
+        self
+    }
+
+    /// The image loader `clef` and `clairic` fetch image URLs and attachments with. Without
+    /// one, a request that names an image is refused before anything is sent.
+    #[must_use]
+    pub fn with_images(mut self, fetcher: yetibot_image_fetch::Fetcher) -> Self {
+        self.images = Some(fetcher);
+        self
     }
 
     /// The published release feed `release_info`'s `latest` view reads.

@@ -60,7 +60,9 @@ pub(crate) async fn bearer(provider: &Provider, purpose: Purpose) -> Result<Opti
     }
 }
 
-async fn read_key_file(path: &Path) -> Option<Secret> {
+/// The token in the key file at `path`, under the rules of [`bearer`]; `None` when it
+/// cannot be used.
+pub(crate) async fn read_key_file(path: &Path) -> Option<Secret> {
     if !path.is_absolute() {
         return None;
     }

@@ -15,6 +15,7 @@ mod sse;
 mod transport;
 mod turn;
 mod usage;
+mod workers;
 
 pub use capability::{
     AuthKind, Billing, Capabilities, ContextWindowSource, ModelListing, OutputTokenParam,
@@ -31,6 +32,10 @@ pub use pricing::{Price, Pricing};
 pub use routing::{DefaultError, Route, RouteError, RouteRequest, RuntimeDefaults, route};
 pub use transport::{Client, ClientOptions};
 pub use turn::{Ending, Turn, TurnEvent, TurnRequest};
+pub use workers::{
+    DEFAULT_WORKERS_API_URL, MAX_WORKERS_REPLY_BYTES, WORKERS_AI, WORKERS_READ_TIMEOUT,
+    WorkersAccount,
+};
 pub use yetibot_conversation::{
     Amount, Message, ModelResponse, ReplayItem, ToolCall, ToolDefinition, ToolId, Usage,
 };

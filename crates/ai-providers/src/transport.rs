@@ -47,6 +47,11 @@ impl<'a> Peer<'a> {
             gateway: None,
         }
     }
+
+    /// A peer named `name` reached through the AI Gateway `gateway`, if any.
+    pub(crate) fn gateway(name: &'a str, gateway: Option<&'a str>) -> Self {
+        Self { name, gateway }
+    }
 }
 
 /// Deadlines and size bounds for every request the [`Client`] makes.
@@ -153,6 +158,13 @@ impl Client {
     #[must_use]
     pub fn options(&self) -> &ClientOptions {
         &self.options
+    }
+
+    /// The same client (sharing its pool) with another read deadline.
+    pub(crate) fn with_read_timeout(&self, read_timeout: Duration) -> Self {
+        let mut client = self.clone();
+        client.options.read_timeout = read_timeout;
+        client
     }
 
     /// Runs one whole operation under [`ClientOptions::total_timeout`].

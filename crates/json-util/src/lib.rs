@@ -4,6 +4,7 @@ mod arguments;
 mod call;
 pub mod collection;
 mod credentials;
+pub mod edn;
 mod error;
 pub mod limits;
 mod number;

@@ -7,6 +7,7 @@ pub mod client;
 mod reply;
 pub mod script;
 mod server;
+pub mod workers;
 
 pub use reply::{End, Reply};
 pub use server::{Fixture, Recorded};

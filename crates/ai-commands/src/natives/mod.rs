@@ -27,6 +27,7 @@ use yetibot_redaction::Secrets;
 use yetibot_tool_policy::NativeKind::{self, Computation, Context, PlatformAction, Service};
 use yetibot_tool_policy::{Execution, NativeServices, NativeTool};
 
+use crate::clef::{self, wire::Model};
 use crate::delegate;
 use crate::services::AiServices;
 
@@ -184,12 +185,42 @@ pub(crate) const NATIVES: &[Native] = &[
     Native {
         name: "clef",
         kind: Service,
-        offered: None,
+        offered: Some(Offered {
+            description: clef::tool::CLEF_DESCRIPTION,
+            schema: clef::tool::clef_schema,
+            needs_history: false,
+            configured: |services| services.workers.is_some(),
+            check: |tool, arguments| clef::tool::read(Model::Clef, arguments, tool.secrets).is_ok(),
+            run: |tool, arguments| {
+                Box::pin(clef::tool::run(
+                    tool.delegate.services,
+                    Model::Clef,
+                    arguments,
+                    tool.secrets,
+                ))
+            },
+        }),
     },
     Native {
         name: "clairic",
         kind: Service,
-        offered: None,
+        offered: Some(Offered {
+            description: clef::tool::CLAIRIC_DESCRIPTION,
+            schema: clef::tool::clairic_schema,
+            needs_history: false,
+            configured: |services| services.workers.is_some(),
+            check: |tool, arguments| {
+                clef::tool::read(Model::Clairic, arguments, tool.secrets).is_ok()
+            },
+            run: |tool, arguments| {
+                Box::pin(clef::tool::run(
+                    tool.delegate.services,
+                    Model::Clairic,
+                    arguments,
+                    tool.secrets,
+                ))
+            },
+        }),
     },
     Native {
         name: "ai",

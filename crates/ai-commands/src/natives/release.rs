@@ -5,7 +5,7 @@
 
 use std::sync::OnceLock;
 
-use crate::args::ToolArgs;
+use crate::args::{ToolArgs, is_iso_date};
 use crate::services::AiServices;
 use serde::Deserialize;
 use serde_json::json;
@@ -124,33 +124,6 @@ pub fn parse_feed(body: &[u8]) -> Result<Vec<ReleaseNote>, ReleaseToolError> {
     }
     notes.sort_by(|a, b| b.date.cmp(&a.date));
     Ok(notes)
-}
-
-/// Whether `text` is an ISO calendar date, `YYYY-MM-DD`, that exists.
-fn is_iso_date(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    if bytes.len() != 10 || bytes[4] != b'-' || bytes[7] != b'-' {
-        return false;
-    }
-    let number = |range: std::ops::Range<usize>| -> Option<u32> {
-        let part = text.get(range)?;
-        part.bytes()
-            .all(|b| b.is_ascii_digit())
-            .then(|| part.parse().ok())
-            .flatten()
-    };
-    let (Some(year), Some(month), Some(day)) = (number(0..4), number(5..7), number(8..10)) else {
-        return false;
-    };
-    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
-    let days = match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if leap => 29,
-        2 => 28,
-        _ => return false,
-    };
-    (1..=days).contains(&day)
 }
 
 /// Which notes a call reads.

@@ -6,7 +6,6 @@
 
 pub mod environment;
 
-mod edn;
 mod model;
 mod schema;
 mod summary;
@@ -44,6 +43,21 @@ impl Problem {
             reason: reason.into(),
         }
     }
+}
+
+/// A problem of the file's EDN: a syntax error located in the file, or a form that is not
+/// plain data at its path.
+pub(crate) fn edn_problem(error: &yetibot_json_util::edn::EdnError) -> Problem {
+    use yetibot_json_util::edn::Location;
+    let at = match &error.location {
+        Location::Text {
+            line: Some(line),
+            column: Some(column),
+        } => format!("(file, line {line}, column {column})"),
+        Location::Text { .. } => "(file)".to_owned(),
+        Location::Path(_) => error.at(),
+    };
+    Problem::new(at, error.reason)
 }
 
 impl fmt::Display for Problem {
@@ -203,7 +217,9 @@ pub fn read_file(choice: &FileChoice) -> Result<Option<String>, Invalid> {
 pub fn load(file: Option<(&Path, &str)>, vars: &[(String, String)]) -> Result<Config, Invalid> {
     let mut problems = Vec::new();
     let parsed = match file {
-        Some((path, text)) => edn::parse(text).map_err(|problem| in_file(problem, path)),
+        Some((path, text)) => {
+            yetibot_json_util::edn::parse(text).map_err(|error| in_file(edn_problem(&error), path))
+        }
         None => Ok(serde_json::Value::Object(serde_json::Map::new())),
     };
     let (overlay, from_environment) = environment::overlay(vars);

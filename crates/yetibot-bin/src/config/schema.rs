@@ -165,6 +165,7 @@ static INTENT_ROUTER: Shape = Shape::Section {
         field("account-id", &STR),
         field("key-file", &STR),
         field("gateway-id", &STR),
+        field("api-url", &STR),
         field("github-toolset", &STR),
         field("min-probability", &NUMBER),
     ],

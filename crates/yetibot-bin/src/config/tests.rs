@@ -504,7 +504,7 @@ fn example_file_loads_and_covers_every_schema_key() {
     let config = ok(text, &[]);
     assert_eq!(config.providers.providers().len(), 5);
     // Every key that the schema knows appears in the example, so the example documents all.
-    let tree = super::edn::parse(text).expect("example parses");
+    let tree = yetibot_json_util::edn::parse(text).expect("example parses");
     let mut missing = Vec::new();
     covers(&tree, &super::schema::ROOT, "", &mut missing);
     assert!(
@@ -1257,6 +1257,36 @@ fn intent_router_rules() {
             "{at}.github-toolset: is required when :enabled is true"
         )],
     );
+    let router = |url: &str| {
+        ai(&format!(
+            r#"{{:intent-router {{:account-id "0123456789abcdef0123456789abcdef" :key-file "/t" :api-url "{url}"}}}}"#
+        ))
+    };
+    for (url, reason) in [
+        (
+            "http://api.example.com/v4",
+            "must use https (plain http only to a loopback address)",
+        ),
+        (
+            "https://user:pw@api.example.com/v4",
+            "must not contain credentials",
+        ),
+        ("https://api.example.com/v4?x=1", "must not contain a query"),
+        ("api.example.com", "must be an absolute https URL"),
+    ] {
+        err(&router(url), &[], &[&format!("{at}.api-url: {reason}")]);
+    }
+    for url in [
+        "http://127.0.0.1:8080/v4",
+        "http://[::1]:9/v4",
+        "https://gateway.example/v4",
+    ] {
+        let config = ok(&router(url), &[]);
+        assert_eq!(
+            config.intent_router.map(|r| r.api_url),
+            Some(url.to_owned())
+        );
+    }
 }
 
 // ----- Shape, unknown keys and the environment mapping -----
@@ -1689,7 +1719,6 @@ mod properties {
     use proptest::prelude::*;
     use serde_json::{Map, Value};
 
-    use super::super::edn;
     use super::ok;
 
     /// Writes a JSON value as EDN text, with keyword or string keys.
@@ -1761,7 +1790,7 @@ mod properties {
         fn edn_data_converts_to_the_same_json(value in json_value(), keyword_keys in any::<bool>()) {
             let mut text = String::new();
             to_edn(&value, keyword_keys, &mut text);
-            prop_assert_eq!(edn::parse(&text).map_err(|p| p.to_string()), Ok(value));
+            prop_assert_eq!(yetibot_json_util::edn::parse(&text).map_err(|p| p.to_string()), Ok(value));
         }
 
         /// A provider written as environment variables loads exactly like the same provider

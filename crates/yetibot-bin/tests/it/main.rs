@@ -4,6 +4,7 @@
 mod ai;
 mod browser;
 mod cf;
+mod clef;
 mod console;
 mod discord;
 mod discovery;

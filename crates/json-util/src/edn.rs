@@ -1,29 +1,93 @@
-//! Reads an EDN configuration file as plain data and converts it to a JSON value tree.
+//! EDN read as plain data and converted to a JSON value tree: a configuration file, or a
+//! schema typed into chat (`clef --questions '{:x {:type :noul ...}}'`).
 //!
 //! Only data is accepted: maps, vectors, lists, sets, keywords, strings, characters, numbers,
 //! booleans and nil, with comments and `#_` discard forms skipped. Symbols, tagged literals
-//! (`#inst`, reader tags) and ratios are rejected, so nothing in a configuration file can ever
-//! be evaluated or resolved.
+//! (`#inst`, reader tags) and ratios are rejected, so nothing read here can ever be evaluated
+//! or resolved. Keywords become strings without the colon (`:key-file` is `"key-file"`).
+//!
+//! ```
+//! let value = yetibot_json_util::edn::parse(r#"{:x {:type :noul :instructions "Bad?"}}"#)?;
+//! assert_eq!(value["x"]["type"], "noul");
+//! # Ok::<(), yetibot_json_util::edn::EdnError>(())
+//! ```
 
 use clojure_reader::edn::{self, Edn};
 use serde_json::{Map, Number, Value};
 
-use super::Problem;
+/// Where an [`EdnError`] is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// A syntax error at this line and column (1-based), when the reader knows them.
+    Text {
+        /// The line.
+        line: Option<usize>,
+        /// The column.
+        column: Option<usize>,
+    },
+    /// A form that is not plain data, at this dotted path of the tree (`a.b[2]`), empty for
+    /// the root.
+    Path(String),
+}
+
+/// Why some text is not plain EDN data. Its message never quotes the text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {reason}", self.at())]
+pub struct EdnError {
+    /// Where.
+    pub location: Location,
+    /// What is wrong.
+    pub reason: &'static str,
+}
+
+impl EdnError {
+    fn at_path(path: &str, reason: &'static str) -> Self {
+        Self {
+            location: Location::Path(path.to_owned()),
+            reason,
+        }
+    }
+
+    fn whole(reason: &'static str) -> Self {
+        Self {
+            location: Location::Text {
+                line: None,
+                column: None,
+            },
+            reason,
+        }
+    }
+
+    /// The location in words: `line 1, column 5`, a path, `(root)` or `(text)`.
+    #[must_use]
+    pub fn at(&self) -> String {
+        match &self.location {
+            Location::Text {
+                line: Some(line),
+                column: Some(column),
+            } => format!("line {line}, column {column}"),
+            Location::Text { .. } => "(text)".to_owned(),
+            Location::Path(path) if path.is_empty() => "(root)".to_owned(),
+            Location::Path(path) => path.clone(),
+        }
+    }
+}
 
 /// Nesting deeper than this is refused before conversion recurses further.
 const MAX_DEPTH: usize = 64;
 
-/// Parses one EDN form and converts it. Keywords become strings without the leading colon
-/// (`:key-file` → `"key-file"`, `:a/b` → `"a/b"`).
+/// Parses exactly one EDN form and converts it. Keywords become strings without the leading
+/// colon (`:key-file` → `"key-file"`, `:a/b` → `"a/b"`). Cost is linear in the text: nesting
+/// is bounded (64 levels) before the reader runs.
 ///
 /// # Errors
 ///
-/// A problem with the line and column of a syntax error, or the path of a form that is not
-/// plain data. Messages never quote the file's contents.
-pub(crate) fn parse(text: &str) -> Result<Value, Problem> {
+/// An [`EdnError`] with the line and column of a syntax error, or the path of a form that is
+/// not plain data.
+pub fn parse(text: &str) -> Result<Value, EdnError> {
     // The reader recurses per nesting level, so bound the depth before it runs.
     if nesting_depth(text) > MAX_DEPTH {
-        return Err(Problem::new("(file)", "is nested too deeply"));
+        return Err(EdnError::whole("is nested too deeply"));
     }
     let (form, rest) = edn::read(text).map_err(|e| syntax_problem(&e))?;
     if let Err(e) = edn::read(rest) {
@@ -31,25 +95,20 @@ pub(crate) fn parse(text: &str) -> Result<Value, Problem> {
             return Err(syntax_problem(&e));
         }
     } else {
-        return Err(Problem::new(
-            "(file)",
-            "contains more than one top-level form; wrap the configuration in one map",
+        return Err(EdnError::whole(
+            "contains more than one top-level form; wrap them in one map or vector",
         ));
     }
     let mut path = String::new();
     convert(&form, &mut path, 0)
 }
 
-fn syntax_problem(e: &clojure_reader::error::Error) -> Problem {
-    let at = match (e.line, e.column) {
-        (Some(line), Some(column)) => format!("(file, line {line}, column {column})"),
-        _ => "(file)".to_owned(),
-    };
+fn syntax_problem(e: &clojure_reader::error::Error) -> EdnError {
     let reason = match e.code {
         clojure_reader::error::Code::HashMapDuplicateKey => "a map has the same key twice",
         clojure_reader::error::Code::SetDuplicateKey => "a set has the same element twice",
         clojure_reader::error::Code::UnexpectedEOF => {
-            "the file ends inside a form (unclosed bracket or string?)"
+            "the text ends inside a form (unclosed bracket or string?)"
         }
         clojure_reader::error::Code::UnmatchedDelimiter(_) => "unmatched closing bracket",
         clojure_reader::error::Code::InvalidEscape => "invalid escape in a string",
@@ -59,12 +118,18 @@ fn syntax_problem(e: &clojure_reader::error::Error) -> Problem {
         clojure_reader::error::Code::InvalidTag => "invalid tag",
         _ => "is not valid EDN",
     };
-    Problem::new(at, reason)
+    EdnError {
+        location: Location::Text {
+            line: e.line,
+            column: e.column,
+        },
+        reason,
+    }
 }
 
-fn convert(form: &Edn<'_>, path: &mut String, depth: usize) -> Result<Value, Problem> {
+fn convert(form: &Edn<'_>, path: &mut String, depth: usize) -> Result<Value, EdnError> {
     if depth > MAX_DEPTH {
-        return Err(Problem::new(display(path), "is nested too deeply"));
+        return Err(EdnError::at_path(path, "is nested too deeply"));
     }
     Ok(match form {
         Edn::Map(map) => {
@@ -73,8 +138,8 @@ fn convert(form: &Edn<'_>, path: &mut String, depth: usize) -> Result<Value, Pro
                 let key = match key {
                     Edn::Key(k) | Edn::Str(k) => k.to_string(),
                     _ => {
-                        return Err(Problem::new(
-                            display(path),
+                        return Err(EdnError::at_path(
+                            path,
                             "has a map key that is not a keyword or a string",
                         ));
                     }
@@ -85,8 +150,8 @@ fn convert(form: &Edn<'_>, path: &mut String, depth: usize) -> Result<Value, Pro
                 }
                 path.push_str(&key);
                 if out.contains_key(&key) {
-                    return Err(Problem::new(
-                        display(path),
+                    return Err(EdnError::at_path(
+                        path,
                         "is given twice (as a keyword and as a string)",
                     ));
                 }
@@ -105,25 +170,25 @@ fn convert(form: &Edn<'_>, path: &mut String, depth: usize) -> Result<Value, Pro
         Edn::Int(i) => Value::Number(Number::from(*i)),
         Edn::Double(d) => Number::from_f64(d.into_inner())
             .map(Value::Number)
-            .ok_or_else(|| Problem::new(display(path), "must be a finite number"))?,
+            .ok_or_else(|| EdnError::at_path(path, "must be a finite number"))?,
         Edn::Bool(b) => Value::Bool(*b),
         Edn::Nil => Value::Null,
         Edn::Symbol(_) => {
-            return Err(Problem::new(
-                display(path),
+            return Err(EdnError::at_path(
+                path,
                 "is a symbol; write text as a \"string\" (symbols are never resolved)",
             ));
         }
         Edn::Tagged(..) => {
-            return Err(Problem::new(
-                display(path),
-                "is a tagged literal; configuration is plain data and tags are never evaluated",
+            return Err(EdnError::at_path(
+                path,
+                "is a tagged literal; EDN here is plain data and tags are never evaluated",
             ));
         }
         _ => {
-            return Err(Problem::new(
-                display(path),
-                "is a ratio or arbitrary-precision number, which configuration does not use",
+            return Err(EdnError::at_path(
+                path,
+                "is a ratio or arbitrary-precision number, which is not accepted here",
             ));
         }
     })
@@ -133,7 +198,7 @@ fn convert_items<'a, 'e: 'a>(
     items: impl Iterator<Item = &'a Edn<'e>>,
     path: &mut String,
     depth: usize,
-) -> Result<Vec<Value>, Problem> {
+) -> Result<Vec<Value>, EdnError> {
     let mut out = Vec::new();
     for (i, item) in items.enumerate() {
         let len = path.len();
@@ -180,14 +245,6 @@ fn nesting_depth(text: &str) -> usize {
         }
     }
     max
-}
-
-fn display(path: &str) -> String {
-    if path.is_empty() {
-        "(root)".to_owned()
-    } else {
-        path.to_owned()
-    }
 }
 
 #[cfg(test)]
@@ -259,5 +316,13 @@ mod tests {
                  1}"#,
             json!({"a": "[[[[", "b": "[", "c": 1}),
         );
+    }
+
+    proptest::proptest! {
+        /// Any text, including typed chat arguments, parses or is refused without a panic.
+        #[test]
+        fn any_text_is_parsed_or_refused(text in "[{}\\[\\]()#:\"\\\\;a-z0-9 .\n/_-]{0,200}") {
+            let _ = parse(&text);
+        }
     }
 }

@@ -1,0 +1,121 @@
+//! Clef (decisions with probabilities) and Clairic (typed extraction): Cloudflare Workers AI
+//! models that are not chat models, run through their own endpoint on the intent router's
+//! account. The standalone `clef` and `clairic` commands ([`command`]) and the native tools
+//! of the same names ([`tool`]) share everything below them: the schemas and their bounds
+//! ([`schema`]), the wire format ([`wire`]), image loading ([`images`]) and one run
+//! ([`run`]), which reads the token, refuses input that quotes a credential, sends the
+//! request once and reads the reply.
+//!
+//! Neither ever enables the intent router, reaches an MCP server or touches a repository.
+
+pub(crate) mod command;
+pub(crate) mod images;
+pub(crate) mod schema;
+pub(crate) mod tool;
+pub(crate) mod wire;
+
+use serde_json::{Map, Value};
+use yetibot_redaction::Secrets;
+
+use crate::services::AiServices;
+use wire::{EmbeddedImage, Model, Reply};
+
+/// The longest input state of the standalone commands, in characters.
+pub(crate) const MAX_STATE_CHARS: usize = 60_000;
+/// The longest schema text (`--questions`, `--fields`), in characters.
+pub(crate) const MAX_SCHEMA_CHARS: usize = 16_384;
+
+/// Why a run produced no answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Failure {
+    /// Nothing was sent: a check failed, the account is not configured, the token could not
+    /// be read, or an image could not be loaded.
+    NotSent(String),
+    /// The request was sent and failed; it may still have run and been charged.
+    Unknown(String),
+}
+
+/// One request, checked and with its images loaded.
+pub(crate) struct Job {
+    pub(crate) model: Model,
+    pub(crate) state: Value,
+    pub(crate) schema: Map<String, Value>,
+    pub(crate) images: Vec<EmbeddedImage>,
+}
+
+/// A finished run: the reply, redacted of every credential the request knew.
+pub(crate) struct Done {
+    pub(crate) reply: Reply,
+    /// The credentials the run knew (the configured set and the account's token), for
+    /// redacting anything derived from the reply.
+    pub(crate) secrets: Secrets,
+}
+
+/// What to say when the account is not configured.
+pub(crate) fn not_configured(model: Model) -> String {
+    format!(
+        "{} needs the Cloudflare account of :yetibot :ai :intent-router (:account-id and an \
+         absolute :key-file); no AI provider entry is needed and :enabled may stay false",
+        model.name()
+    )
+}
+
+/// Runs `job` once on the configured account.
+///
+/// # Errors
+///
+/// [`Failure::NotSent`] when nothing was sent, [`Failure::Unknown`] once the request may
+/// have reached Cloudflare. Messages never carry the token, its file, or a reply body.
+pub(crate) async fn run(services: &AiServices, job: &Job) -> Result<Done, Failure> {
+    let name = job.model.name();
+    let account = services
+        .workers
+        .as_ref()
+        .ok_or_else(|| Failure::NotSent(not_configured(job.model)))?;
+    let token = services.client.workers_token(account).await.map_err(|_| {
+        Failure::NotSent(format!(
+            "{name}: the intent router's token file cannot be used (it must be an absolute \
+                 path to a readable file, not writable by others, holding one token)"
+        ))
+    })?;
+    let secrets = services
+        .client
+        .secrets()
+        .with_extra([&token])
+        .map_err(|_| Failure::NotSent(format!("{name}: the credential set cannot be built")))?;
+    let body = wire::body(job.model, &job.state, &job.schema, &[]);
+    // Images are base64 of the fetched bytes, never text a credential could be quoted in.
+    if secrets.contains_secret(&body.to_string()) {
+        return Err(Failure::NotSent(format!(
+            "{name}: the input quotes a configured credential, so nothing was sent"
+        )));
+    }
+    let body = wire::body(job.model, &job.state, &job.schema, &job.images);
+    let result = services
+        .client
+        .run_workers_model(account, &token, job.model.catalog_id(), &body)
+        .await
+        .map_err(|error| {
+            let message = secrets.redact_text(&error.to_string()).into_owned();
+            // Only a connection never made proves nothing ran; any other failure came after
+            // the request may have reached the model.
+            let never_connected = match error.category() {
+                yetibot_ai_providers::Category::Unreachable => true,
+                yetibot_ai_providers::Category::Timeout => !error.is_unknown_outcome(),
+                _ => false,
+            };
+            if never_connected {
+                Failure::NotSent(format!("{name}: {message}"))
+            } else {
+                Failure::Unknown(format!(
+                    "{name}: {message} (the request may have run and been charged; it is not \
+                     retried)"
+                ))
+            }
+        })?;
+    let result = secrets.redact_json(&result);
+    let reply = wire::reply(&result).map_err(|reason| {
+        Failure::Unknown(format!("{name}: Cloudflare's reply was unusable: {reason}"))
+    })?;
+    Ok(Done { reply, secrets })
+}

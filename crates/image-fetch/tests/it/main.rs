@@ -1,0 +1,4 @@
+//! Integration tests: whole fetches against a real TLS server on loopback.
+
+mod fetch;
+mod support;
