@@ -429,6 +429,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "yetibot-command",
             "yetibot-conversation",
             "yetibot-json-util",
+            "yetibot-redaction",
         ],
     ),
     (

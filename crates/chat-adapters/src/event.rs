@@ -69,6 +69,9 @@ pub struct Event {
     pub revision: u32,
     /// What happened.
     pub kind: EventKind,
+    /// The files attached to the message (new or edited), as the platform described them,
+    /// at most [`yetibot_conversation::MAX_ATTACHMENTS`]; empty for reactions and presses.
+    pub attachments: Vec<yetibot_conversation::Attachment>,
 }
 
 /// What an [`Event`] is.

@@ -75,6 +75,14 @@ pub trait Outbox: Send + Sync {
     /// The platform's limits, which answers are fitted to before they are posted.
     fn limits(&self) -> Limits;
 
+    /// The credential this platform's own file host needs to serve the attachment at `url`
+    /// (Slack's private file URLs take the bot token), `None` for any other URL; by default
+    /// none. A caller sends it to that URL's host only.
+    fn attachment_token(&self, url: &str) -> Option<yetibot_redaction::Secret> {
+        let _ = url;
+        None
+    }
+
     /// Posts messages at `place`, in order. A failure after some were posted reports the
     /// ones that were not confirmed; nothing is resent automatically.
     fn post<'a>(

@@ -1,6 +1,7 @@
 //! What a command may ask of the chat platform its request came from, as one capability the
 //! caller carries: react to a message of the request's own channel or thread, read the
-//! thread the request was sent in, and show the request's progress while it runs. The
+//! thread the request was sent in, show the request's progress while it runs, and read the
+//! files attached to the request's message. The
 //! conductor implements it over an adapter's outbox; `yetibot run` has no platform at all.
 //! The command language knows no platform and no adapter crate: only this trait.
 
@@ -52,6 +53,19 @@ pub trait Platform: Send + Sync {
     /// streaming redactor's output, so a credential split across pieces never appears),
     /// without waiting. The final answer replaces whatever was shown.
     fn live_text(&self, _piece: LiveText<'_>) {}
+
+    /// The files attached to the message the request came from, as its platform described
+    /// them (never anything a command's text claims).
+    fn attachments(&self) -> &[yetibot_conversation::Attachment] {
+        &[]
+    }
+
+    /// The credential the platform's own file host needs to serve `url` (Slack's private
+    /// file URLs need the bot token), `None` for any other URL. A caller sends it only to
+    /// that URL's host.
+    fn attachment_token(&self, _url: &str) -> Option<yetibot_redaction::Secret> {
+        None
+    }
 }
 
 /// A change to the text a platform shows while a model writes its answer.

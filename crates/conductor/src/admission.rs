@@ -691,6 +691,7 @@ mod tests {
             },
             message_id: "m".into(),
             revision: 0,
+            attachments: Vec::new(),
             kind: EventKind::Message {
                 text: "!echo".into(),
             },

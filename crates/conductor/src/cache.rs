@@ -34,6 +34,8 @@ pub(crate) struct Entry {
     pub(crate) text: String,
     /// Who sent it: the only one who may run it again.
     pub(crate) requester: Author,
+    /// The files attached to the message, which a rerun reads again.
+    pub(crate) attachments: Vec<yetibot_conversation::Attachment>,
     /// The replies posted for it, replaced by a rerun or an edit's new answer.
     pub(crate) posted: Option<Posted>,
     /// The last tool snapshot of an AI answer, for Show details.
@@ -294,6 +296,7 @@ mod tests {
                 name: "u".into(),
                 is_bot: false,
             },
+            attachments: Vec::new(),
             posted: None,
             details: None,
             token,

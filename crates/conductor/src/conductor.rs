@@ -354,6 +354,7 @@ impl Conductor {
             Entry {
                 text: text.to_owned(),
                 requester: event.author.clone(),
+                attachments: event.attachments.clone(),
                 posted,
                 details,
                 token,
@@ -728,6 +729,7 @@ impl Conductor {
                         author: entry.requester.clone(),
                         message_id: key.message_id.clone(),
                         revision,
+                        attachments: entry.attachments.clone(),
                         kind: EventKind::Message { text: text.clone() },
                     };
                     self.run_command(outbox, &original, &key, &text, generation)

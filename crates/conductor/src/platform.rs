@@ -30,6 +30,8 @@ pub(crate) struct RequestPlatform {
     progress: Option<watch::Sender<Option<Progress>>>,
     interim: Option<mpsc::Sender<String>>,
     live_text: Option<watch::Sender<LiveShown>>,
+    /// The files attached to the event's message, as its adapter described them.
+    attachments: Vec<yetibot_conversation::Attachment>,
 }
 
 impl RequestPlatform {
@@ -48,6 +50,7 @@ impl RequestPlatform {
             progress: None,
             interim: None,
             live_text: None,
+            attachments: event.attachments.clone(),
         }
     }
 
@@ -179,6 +182,20 @@ impl Platform for RequestPlatform {
                 sender.send_if_modified(LiveShown::restart);
             }
         }
+    }
+
+    fn attachments(&self) -> &[yetibot_conversation::Attachment] {
+        &self.attachments
+    }
+
+    fn attachment_token(&self, url: &str) -> Option<yetibot_redaction::Secret> {
+        // Only for a file the message carries: a command cannot ask for the token of an
+        // arbitrary URL on the platform's file host.
+        self.attachments
+            .iter()
+            .any(|attachment| attachment.url == url)
+            .then(|| self.outbox.attachment_token(url))
+            .flatten()
     }
 }
 

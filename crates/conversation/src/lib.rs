@@ -1,5 +1,6 @@
 #![doc = include_str!("../README.md")]
 
+mod attachment;
 mod bidi;
 mod endpoint;
 mod error;
@@ -9,6 +10,9 @@ mod provenance;
 mod tool;
 mod usage;
 
+pub use attachment::{
+    Attachment, MAX_ATTACHMENT_NAME_CHARS, MAX_ATTACHMENT_URL_CHARS, MAX_ATTACHMENTS,
+};
 pub use bidi::{is_bidi_control, strip_bidi_controls};
 pub use endpoint::{EndpointProblem, check_endpoint};
 pub use error::{Error, Result};

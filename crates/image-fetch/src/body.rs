@@ -78,7 +78,7 @@ mod tests {
     use super::*;
     use crate::limits::MAX_BATCH_BYTES;
 
-    const PNG: &[u8] = include_bytes!("../tests/it/fixtures/red-2x3.png");
+    const PNG: &[u8] = image_fixture::PNG;
 
     #[test]
     fn a_whole_image_in_any_chunks() {

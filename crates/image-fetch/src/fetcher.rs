@@ -142,7 +142,9 @@ impl ImageRequest {
 
 /// Fetches batches of images from public HTTPS hosts.
 ///
-/// Cheap to share: build one and reuse it. It holds no connection between fetches.
+/// Cheap to share: build one and reuse it (clones share the TLS configuration, resolver and
+/// dialer). It holds no connection between fetches.
+#[derive(Clone)]
 pub struct Fetcher {
     tls: TlsConnector,
     resolver: Arc<dyn Resolve>,

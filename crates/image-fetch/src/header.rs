@@ -255,13 +255,13 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    const PNG: &[u8] = include_bytes!("../tests/it/fixtures/red-2x3.png");
-    const JPEG: &[u8] = include_bytes!("../tests/it/fixtures/red-2x3.jpg");
-    const JPEG_PROGRESSIVE: &[u8] = include_bytes!("../tests/it/fixtures/red-2x3-progressive.jpg");
-    const WEBP_LOSSY: &[u8] = include_bytes!("../tests/it/fixtures/red-2x3.webp");
-    const WEBP_LOSSLESS: &[u8] = include_bytes!("../tests/it/fixtures/red-2x3-lossless.webp");
-    const WEBP_EXTENDED: &[u8] = include_bytes!("../tests/it/fixtures/red-2x3-alpha.webp");
-    const GIF: &[u8] = include_bytes!("../tests/it/fixtures/red-2x3.gif");
+    const PNG: &[u8] = image_fixture::PNG;
+    const JPEG: &[u8] = image_fixture::JPEG;
+    const JPEG_PROGRESSIVE: &[u8] = image_fixture::JPEG_PROGRESSIVE;
+    const WEBP_LOSSY: &[u8] = image_fixture::WEBP;
+    const WEBP_LOSSLESS: &[u8] = image_fixture::WEBP_LOSSLESS;
+    const WEBP_EXTENDED: &[u8] = image_fixture::WEBP_EXTENDED;
+    const GIF: &[u8] = image_fixture::GIF;
 
     /// Feeds `body` whole and one byte at a time; both must agree.
     fn read(body: &[u8]) -> Progress {

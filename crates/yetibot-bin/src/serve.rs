@@ -436,6 +436,7 @@ mod tests {
             },
             message_id: id.into(),
             revision: 0,
+            attachments: Vec::new(),
             kind: EventKind::Message { text: text.into() },
         }
     }

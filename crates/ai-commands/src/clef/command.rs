@@ -275,7 +275,12 @@ async fn answer(services: &AiServices, model: Model, call: &Call<'_>, typed: Typ
             "{name}: the input is over {MAX_STATE_CHARS} characters; select less of it"
         ));
     }
-    let urls = match images::check(&urls) {
+    let attached = if typed.demo {
+        Vec::new()
+    } else {
+        images::attached(call.runner.caller())
+    };
+    let urls = match images::check(&urls, &attached) {
         Ok(urls) => urls,
         Err(problem) => return Outcome::error(format!("{name}: {problem}")),
     };
@@ -288,7 +293,7 @@ async fn answer(services: &AiServices, model: Model, call: &Call<'_>, typed: Typ
     if services.workers.is_none() {
         return Outcome::error(super::not_configured(model));
     }
-    let fetched = match images::fetch(services, &urls).await {
+    let fetched = match images::fetch(services, call.runner.caller(), &urls).await {
         Ok(fetched) => fetched,
         Err(problem) => return Outcome::error(format!("{name}: {problem}")),
     };

@@ -192,10 +192,8 @@ pub(crate) fn read(model: Model, arguments: &str, secrets: &Secrets) -> Result<C
             .ok_or("images must be a list of URLs")?,
         Some(_) => return Err("images must be a list of URLs".to_owned()),
     };
-    let urls = images::check(&urls)?;
-    if input.is_none() && urls.is_empty() {
-        return Err("give input text, images, or both".to_owned());
-    }
+    // Input or an image is checked at run time, when the message's attachments are known.
+    let urls = images::check(&urls, &[])?;
     Ok(Call {
         schema,
         input,
@@ -207,6 +205,7 @@ pub(crate) fn read(model: Model, arguments: &str, secrets: &Secrets) -> Result<C
 /// reached Cloudflare, the outcome is unknown and never retried.
 pub(crate) async fn run(
     services: &AiServices,
+    caller: &yetibot_command::Caller,
     model: Model,
     arguments: &str,
     secrets: &Secrets,
@@ -215,7 +214,18 @@ pub(crate) async fn run(
         Ok(call) => call,
         Err(problem) => return Execution::ToolError(format!("invalid arguments: {problem}")),
     };
-    let images = match images::fetch(services, &call.urls).await {
+    // The request's own image attachments join the explicit URLs (the model cannot name
+    // them), and the whole set is checked again before anything is fetched.
+    let urls = match images::check(&call.urls, &images::attached(caller)) {
+        Ok(urls) => urls,
+        Err(problem) => return Execution::ToolError(format!("invalid arguments: {problem}")),
+    };
+    if call.input.is_none() && urls.is_empty() {
+        return Execution::ToolError(
+            "invalid arguments: give input text, images, or both".to_owned(),
+        );
+    }
+    let images = match images::fetch(services, caller, &urls).await {
         Ok(images) => images,
         Err(problem) => return Execution::ToolError(problem),
     };
@@ -347,7 +357,6 @@ mod tests {
                 r#"{"question": "q", "questions": {}, "input": "x"}"#,
                 "either question",
             ),
-            (r#"{"question": "q"}"#, "input text, images"),
             (
                 r#"{"question": "q", "input": "x", "event": "1"}"#,
                 "accepts only",

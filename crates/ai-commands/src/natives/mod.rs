@@ -194,6 +194,7 @@ pub(crate) const NATIVES: &[Native] = &[
             run: |tool, arguments| {
                 Box::pin(clef::tool::run(
                     tool.delegate.services,
+                    tool.runner.caller(),
                     Model::Clef,
                     arguments,
                     tool.secrets,
@@ -215,6 +216,7 @@ pub(crate) const NATIVES: &[Native] = &[
             run: |tool, arguments| {
                 Box::pin(clef::tool::run(
                     tool.delegate.services,
+                    tool.runner.caller(),
                     Model::Clairic,
                     arguments,
                     tool.secrets,

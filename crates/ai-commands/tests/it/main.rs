@@ -2,5 +2,6 @@
 //! with tools, threads and progress, and `zen`.
 
 mod ai;
+mod clef;
 mod github;
 mod zen;

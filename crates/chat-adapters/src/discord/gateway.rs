@@ -228,6 +228,7 @@ impl Dispatcher {
             },
             message_id: id.to_string(),
             revision,
+            attachments: attachments(message),
             kind: if edited {
                 EventKind::Edited { text }
             } else {
@@ -267,6 +268,7 @@ impl Dispatcher {
             },
             message_id: message.to_string(),
             revision: 0,
+            attachments: Vec::new(),
             kind: EventKind::Reacted {
                 emoji,
                 on_bot_message,
@@ -320,6 +322,7 @@ impl Dispatcher {
                 },
                 message_id: message.id.to_string(),
                 revision: 0,
+                attachments: Vec::new(),
                 kind: EventKind::Pressed { action, token },
             })
         };
@@ -461,6 +464,24 @@ pub(crate) async fn drive(
 /// which keeps the shard's future `Send`.
 async fn until_stopped(flag: &mut watch::Receiver<bool>) {
     let _ = flag.wait_for(|stop| *stop).await;
+}
+
+/// The message's attachments as the neutral model keeps them: the CDN URL Discord gives
+/// (public HTTPS, fetched without a credential), at most `MAX_ATTACHMENTS`.
+fn attachments(message: &Message) -> Vec<yetibot_conversation::Attachment> {
+    message
+        .attachments
+        .iter()
+        .filter_map(|a| {
+            yetibot_conversation::Attachment::new(
+                &a.filename,
+                a.content_type.as_deref(),
+                &a.url,
+                Some(a.size),
+            )
+        })
+        .take(yetibot_conversation::MAX_ATTACHMENTS)
+        .collect()
 }
 
 fn error_kind(kind: &twilight_gateway::error::ReceiveMessageErrorType) -> &'static str {

@@ -64,11 +64,16 @@ impl ApiError {
     }
 }
 
+/// The host Slack serves private files from.
+pub(crate) const SLACK_FILE_HOST: &str = "files.slack.com";
+
 /// The Web API with the bot token.
 #[derive(Clone)]
 pub(crate) struct Api {
     client: Arc<SlackClient<Connector>>,
     token: SlackApiToken,
+    /// The same token, for Slack's file host only ([`Api::file_token`]).
+    secret: yetibot_redaction::Secret,
     bounds: ApiBounds,
 }
 
@@ -118,8 +123,22 @@ impl Api {
         Self {
             client,
             token: SlackApiToken::new(SlackApiTokenValue(token.expose().to_owned())),
+            secret: token.clone(),
             bounds,
         }
+    }
+
+    /// The bot token when `url` is a private file URL on Slack's own file host
+    /// (`https://files.slack.com/...`, nothing else: no other host, scheme or port), so a
+    /// file shared with a command can be fetched and the token never reaches another host.
+    pub(crate) fn file_token(&self, url: &str) -> Option<yetibot_redaction::Secret> {
+        let parsed = url::Url::parse(url).ok()?;
+        let slack = parsed.scheme() == "https"
+            && parsed.host_str() == Some(SLACK_FILE_HOST)
+            && parsed.port().is_none()
+            && parsed.username().is_empty()
+            && parsed.password().is_none();
+        slack.then(|| self.secret.clone())
     }
 
     /// `POST {api}/{method}` with a JSON body.
@@ -259,6 +278,26 @@ fn needed_scope(body: Option<&str>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bot_token_is_given_for_slacks_file_host_only() {
+        let client = client("https://slack.com/api/").expect("client");
+        let token = yetibot_redaction::Secret::new("xoxb-test-1");
+        let api = Api::new(client, &token, ApiBounds::default());
+        let private = "https://files.slack.com/files-pri/T1-F1/cats.png";
+        assert_eq!(api.file_token(private), Some(token));
+        for other in [
+            "http://files.slack.com/files-pri/T1-F1/cats.png",
+            "https://files.slack.com:8443/files-pri/T1-F1/cats.png",
+            "https://files.slack.com.evil.test/cats.png",
+            "https://evil.test/files.slack.com/cats.png",
+            "https://user@files.slack.com/cats.png",
+            "https://cdn.discordapp.com/attachments/1/2/cats.png",
+            "not a url",
+        ] {
+            assert_eq!(api.file_token(other), None, "{other}");
+        }
+    }
 
     #[test]
     fn only_well_formed_codes_and_scopes_are_kept() {

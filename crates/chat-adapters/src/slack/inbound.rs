@@ -10,6 +10,7 @@ use std::collections::{HashMap, VecDeque};
 
 use serde::Deserialize;
 use serde_json::Value;
+use yetibot_conversation::{Attachment, MAX_ATTACHMENTS};
 
 use crate::event::Action;
 
@@ -52,6 +53,8 @@ pub(crate) enum Inbound {
         text: String,
         /// The edit revision; `None` for a new message.
         edit: Option<u32>,
+        /// The files shared with the message (at most `MAX_ATTACHMENTS`).
+        attachments: Vec<Attachment>,
     },
     /// A reaction added to a message.
     Reaction {
@@ -102,6 +105,8 @@ struct RawMessage {
     thread_ts: Option<String>,
     #[serde(default)]
     edited: Option<Value>,
+    #[serde(default)]
+    files: Option<Vec<Value>>,
     #[serde(default)]
     message: Option<Box<RawMessage>>,
     #[serde(default)]
@@ -188,6 +193,7 @@ fn message(event: &Value, me: &BotIdentity, threads: &mut Threads) -> Result<Inb
                 user,
                 text,
                 edit: None,
+                attachments: files(raw.files.as_deref()),
             })
         }
         Some("message_changed") => {
@@ -229,10 +235,44 @@ fn message(event: &Value, me: &BotIdentity, threads: &mut Threads) -> Result<Inb
                 ts,
                 user,
                 text,
+                attachments: files(current.files.as_deref()),
             })
         }
         Some(_) => Err(Ignored::Kind),
     }
+}
+
+#[derive(Debug, Deserialize)]
+struct RawFile {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    mimetype: Option<String>,
+    #[serde(default)]
+    url_private: Option<String>,
+    #[serde(default)]
+    size: Option<u64>,
+}
+
+/// The files of a message as attachments: each one Slack describes with a private URL (a
+/// file it could not describe is left out, never the whole message), at most
+/// `MAX_ATTACHMENTS`. Fetching one takes the bot token, which the outbox gives only for
+/// Slack's own file host.
+fn files(files: Option<&[Value]>) -> Vec<Attachment> {
+    files
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|file| RawFile::deserialize(file).ok())
+        .filter_map(|file| {
+            Attachment::new(
+                file.name.as_deref().unwrap_or_default(),
+                file.mimetype.as_deref(),
+                file.url_private.as_deref()?,
+                file.size,
+            )
+        })
+        .take(MAX_ATTACHMENTS)
+        .collect()
 }
 
 fn reaction(event: &Value, me: &BotIdentity) -> Result<Inbound, Ignored> {
@@ -494,6 +534,7 @@ mod tests {
                 user: "U1".into(),
                 text: "!echo <b> & https://x.test #general <@U3>".into(),
                 edit: None,
+                attachments: Vec::new(),
             })
         );
         let reply = check(json!({"type": "message", "channel": "C1", "user": "U1",
@@ -501,6 +542,33 @@ mod tests {
         assert!(
             matches!(reply, Ok(Inbound::Message { thread, .. }) if thread == "1700000000.000100")
         );
+    }
+
+    #[test]
+    fn shared_files_become_attachments_and_a_bad_one_loses_nothing_else() {
+        let shared = check(
+            json!({"type": "message", "subtype": "file_share", "channel": "C1",
+            "user": "U1", "text": "!clairic count cats", "ts": "1.0", "files": [
+                {"id": "F1", "name": "cats.png", "mimetype": "image/png", "size": 9,
+                 "url_private": "https://files.slack.com/files-pri/T1-F1/cats.png"},
+                {"id": "F2", "name": 7},
+                {"id": "F3", "name": "no-url.png"},
+                "not a file"
+            ]}),
+        );
+        let Ok(Inbound::Message {
+            attachments, text, ..
+        }) = shared
+        else {
+            panic!("a message: {shared:?}");
+        };
+        assert_eq!(text, "!clairic count cats");
+        assert_eq!(attachments.len(), 1);
+        assert_eq!(
+            attachments[0].url,
+            "https://files.slack.com/files-pri/T1-F1/cats.png"
+        );
+        assert!(attachments[0].is_image());
     }
 
     #[test]

@@ -554,6 +554,7 @@ async fn deliver(
                 },
                 message_id: ts,
                 revision: 0,
+                attachments: Vec::new(),
                 kind: EventKind::Reacted {
                     emoji,
                     on_bot_message,
@@ -566,6 +567,7 @@ async fn deliver(
             user,
             text,
             edit,
+            attachments,
             ..
         } => {
             place.thread = Some(thread);
@@ -604,6 +606,7 @@ async fn deliver(
                 },
                 message_id: ts,
                 revision: edit.unwrap_or(0),
+                attachments,
                 kind: match edit {
                     None => EventKind::Message { text },
                     Some(_) => EventKind::Edited { text },
@@ -633,6 +636,7 @@ async fn deliver(
                 },
                 message_id: message_ts,
                 revision: 0,
+                attachments: Vec::new(),
                 kind: EventKind::Pressed { action, token },
             }
         }

@@ -326,6 +326,10 @@ impl Outbox for SlackOutbox {
         Limits::SLACK
     }
 
+    fn attachment_token(&self, url: &str) -> Option<yetibot_redaction::Secret> {
+        self.api.file_token(url)
+    }
+
     fn post<'a>(
         &'a self,
         place: &'a Place,

@@ -216,6 +216,7 @@ fn send_message(shared: &Arc<Shared>, send: &Send) -> Response<Body> {
                     author: shared.operator.clone(),
                     message_id: id.clone(),
                     revision: 0,
+                    attachments: Vec::new(),
                     kind: EventKind::Message {
                         text: send.text.clone(),
                     },
@@ -241,6 +242,7 @@ fn edit_message(shared: &Arc<Shared>, id: &str, text: &str) -> Response<Body> {
                     author: shared.operator.clone(),
                     message_id: id.to_owned(),
                     revision,
+                    attachments: Vec::new(),
                     kind: EventKind::Edited {
                         text: text.to_owned(),
                     },
@@ -277,6 +279,7 @@ fn press_button(shared: &Arc<Shared>, press: &Press) -> Response<Body> {
             author: shared.operator.clone(),
             message_id: press.message.clone(),
             revision: 0,
+            attachments: Vec::new(),
             kind: EventKind::Pressed {
                 action,
                 token: press.token.clone(),
@@ -311,6 +314,7 @@ fn react_to(shared: &Arc<Shared>, id: &str, emoji: &str) -> Response<Body> {
             author: shared.operator.clone(),
             message_id: id.to_owned(),
             revision: 0,
+            attachments: Vec::new(),
             kind: EventKind::Reacted {
                 emoji: emoji.to_owned(),
                 on_bot_message,

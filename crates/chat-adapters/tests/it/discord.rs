@@ -163,6 +163,39 @@ async fn a_message_becomes_an_event_with_the_authors_identity_and_its_thread() {
 }
 
 #[tokio::test]
+async fn a_messages_attachments_come_with_its_event_bounded() {
+    let mut bot = Bot::start().await;
+    let author = payload::user(HUMAN, "alice", false);
+    let mut message = payload::message(bot.fake.next_id(), CHANNEL, &author, "!clairic count cats");
+    let attachment = |n: u64, name: &str, media: Option<&str>| {
+        serde_json::json!({"id": n.to_string(), "filename": name, "size": 2048,
+            "url": format!("https://cdn.discordapp.com/attachments/1/{n}/{name}"),
+            "proxy_url": format!("https://media.discordapp.net/attachments/1/{n}/{name}"),
+            "content_type": media})
+    };
+    let mut files = vec![
+        attachment(1, "cats.png", Some("image/png")),
+        attachment(2, "notes.txt", Some("text/plain; charset=utf-8")),
+    ];
+    // Discord allows ten; anything past the bound is not kept.
+    files.extend((3..15).map(|n| attachment(n, "x.jpg", None)));
+    message["attachments"] = serde_json::Value::Array(files);
+    bot.fake.gateway.dispatch("MESSAGE_CREATE", &message);
+    let event = bot.next().await;
+    let attachments = &event.event.attachments;
+    assert_eq!(attachments.len(), yetibot_conversation::MAX_ATTACHMENTS);
+    assert_eq!(attachments[0].name, "cats.png");
+    assert_eq!(attachments[0].media_type.as_deref(), Some("image/png"));
+    assert_eq!(
+        attachments[0].url,
+        "https://cdn.discordapp.com/attachments/1/1/cats.png"
+    );
+    assert_eq!(attachments[0].size, Some(2048));
+    assert!(attachments[0].is_image() && !attachments[1].is_image() && attachments[2].is_image());
+    assert_eq!(bot.stop().await, Ok(()));
+}
+
+#[tokio::test]
 async fn bot_webhook_system_and_own_messages_trigger_nothing() {
     let mut bot = Bot::start().await;
     let other_bot = payload::user(7, "otherbot", true);

@@ -115,6 +115,11 @@ impl Outbox for Memory {
         self.limits
     }
 
+    fn attachment_token(&self, url: &str) -> Option<yetibot_redaction::Secret> {
+        url.starts_with("https://files.test/")
+            .then(|| yetibot_redaction::Secret::new("file-host-token"))
+    }
+
     fn post<'a>(
         &'a self,
         place: &'a Place,
@@ -283,6 +288,32 @@ fn interpreter(gates: &Gates, ai: Option<yetibot_ai_commands::AiServices>) -> In
             ))
         }),
     ));
+    registry.add(CommandSpec::new("files", &[Category::UTIL]).route(
+        None,
+        "files # the message's attachments and whether a token comes with each",
+        Plain(|call: &Call<'_>| {
+            let Some(platform) = call.runner.caller().platform.as_ref() else {
+                return Outcome::text("no platform");
+            };
+            let mut lines: Vec<String> = platform
+                .attachments()
+                .iter()
+                .map(|a| {
+                    let token = platform
+                        .attachment_token(&a.url)
+                        .map_or("none", |_| "token");
+                    format!("{} {token}", a.name)
+                })
+                .collect();
+            // A URL the message does not carry never gets the platform's token.
+            let stray = platform.attachment_token("https://files.test/someone-elses.png");
+            lines.push(format!(
+                "stray {}",
+                if stray.is_some() { "token" } else { "none" }
+            ));
+            Outcome::text(lines.join(", "))
+        }),
+    ));
     if let Some(ai) = ai {
         for spec in yetibot_ai_commands::commands(Arc::new(ai)) {
             registry.add(spec);
@@ -339,6 +370,7 @@ fn message(id: &str, text: &str) -> Event {
         author: person("U1"),
         message_id: id.into(),
         revision: 0,
+        attachments: Vec::new(),
         kind: EventKind::Message { text: text.into() },
     }
 }
@@ -349,6 +381,7 @@ fn press(by: &str, on: &str, action: Action, token: &str) -> Event {
         author: person(by),
         message_id: on.into(),
         revision: 0,
+        attachments: Vec::new(),
         kind: EventKind::Pressed {
             action,
             token: token.into(),
@@ -403,6 +436,47 @@ async fn a_command_is_answered_once_with_its_buttons_and_a_replay_runs_nothing()
     from_bot.author.is_bot = true;
     bot.handle(incoming(from_bot, &outbox)).await;
     assert_eq!(outbox.log().len(), 1);
+}
+
+#[tokio::test]
+async fn a_commands_platform_has_its_messages_attachments_and_a_rerun_keeps_them() {
+    let outbox = Memory::new(Limits::DISCORD);
+    let bot = conductor(interpreter(&Gates::new(), None));
+    let mut event = message("m1", "!files");
+    event.attachments = vec![
+        yetibot_conversation::Attachment::new(
+            "cats.png",
+            Some("image/png"),
+            "https://files.test/F1/cats.png",
+            None,
+        )
+        .expect("attachment"),
+        yetibot_conversation::Attachment::new("meme.jpg", None, "https://cdn.test/meme.jpg", None)
+            .expect("attachment"),
+    ];
+    bot.handle(incoming(event, &outbox)).await;
+    let expected = "cats.png token, meme.jpg none, stray none";
+    assert_eq!(texts(&outbox, Role::Answer), [expected]);
+    // Run again reads the same attachments.
+    let (answer_id, answer) = outbox.of_role(Role::Answer).remove(0);
+    let token = token_of(&answer, Action::RunAgain);
+    bot.handle(incoming(
+        press("U1", &answer_id, Action::RunAgain, &token),
+        &outbox,
+    ))
+    .await;
+    let notices = outbox.of_role(Role::Notice);
+    let (card_id, card) = notices.last().cloned().expect("a card");
+    let confirm = token_of(&card, Action::ConfirmRerun);
+    bot.handle(incoming(
+        press("U1", &card_id, Action::ConfirmRerun, &confirm),
+        &outbox,
+    ))
+    .await;
+    assert_eq!(texts(&outbox, Role::Answer), [expected]);
+    // A message without attachments has none, and no token for anything.
+    bot.handle(incoming(message("m2", "!files"), &outbox)).await;
+    assert!(texts(&outbox, Role::Answer).contains(&"stray none".to_owned()));
 }
 
 #[tokio::test]

@@ -17,7 +17,7 @@ use yetibot_image_fetch::{
 
 use yetibot_redaction::Secret;
 
-use crate::support::*;
+use image_fixture::*;
 
 /// A server for `images.test` (certificate from a test CA), a resolver that maps the name
 /// to a public address, and a dialer that routes it to the server.

@@ -1,4 +1,3 @@
 //! Integration tests: whole fetches against a real TLS server on loopback.
 
 mod fetch;
-mod support;

@@ -1,6 +1,8 @@
-//! Real peers for the fetcher on loopback: a test CA with rcgen, a TLS server that plays
-//! scripted raw HTTP/1.1 answers and records what it was sent, a resolver with fixed
-//! answers, and dialers that route every checked address to the server.
+//! Real peers for `yetibot-image-fetch` on loopback, for its own tests and for the tests of
+//! the commands that load images: a test CA with rcgen, a TLS server that plays scripted raw
+//! HTTP/1.1 answers and records what it was sent, a resolver with fixed answers, dialers that
+//! route every checked address to the server, and small real PNG, JPEG, WebP and GIF files.
+//! Not published.
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
@@ -21,28 +23,52 @@ use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
 use yetibot_image_fetch::{BoxFuture, Dial, FetchOptions, Fetcher, Resolve, RootCertStore};
 
-pub(crate) const PNG: &[u8] = include_bytes!("fixtures/red-2x3.png");
-pub(crate) const JPEG: &[u8] = include_bytes!("fixtures/red-2x3.jpg");
-pub(crate) const WEBP: &[u8] = include_bytes!("fixtures/red-2x3.webp");
-pub(crate) const WEBP_LOSSLESS: &[u8] = include_bytes!("fixtures/red-2x3-lossless.webp");
-pub(crate) const GIF: &[u8] = include_bytes!("fixtures/red-2x3.gif");
+/// A 2×3 PNG.
+pub const PNG: &[u8] = include_bytes!("../fixtures/red-2x3.png");
+/// A 2×3 baseline JPEG.
+pub const JPEG: &[u8] = include_bytes!("../fixtures/red-2x3.jpg");
+/// A 2×3 progressive JPEG.
+pub const JPEG_PROGRESSIVE: &[u8] = include_bytes!("../fixtures/red-2x3-progressive.jpg");
+/// A 2×3 lossy WebP (`VP8 `).
+pub const WEBP: &[u8] = include_bytes!("../fixtures/red-2x3.webp");
+/// A 2×3 lossless WebP (`VP8L`).
+pub const WEBP_LOSSLESS: &[u8] = include_bytes!("../fixtures/red-2x3-lossless.webp");
+/// A 2×3 extended WebP with alpha (`VP8X`).
+pub const WEBP_EXTENDED: &[u8] = include_bytes!("../fixtures/red-2x3-alpha.webp");
+/// A 2×3 GIF, a format the fetcher refuses.
+pub const GIF: &[u8] = include_bytes!("../fixtures/red-2x3.gif");
 
 /// A public address that tests pretend `images.test` resolves to. Nothing is ever sent
 /// there: the dialers route every connection to the loopback server.
-pub(crate) const PUBLIC: &str = "93.184.216.34";
-pub(crate) const PUBLIC_2: &str = "93.184.216.35";
+pub const PUBLIC: &str = "93.184.216.34";
+/// A second public address, for names with several answers.
+pub const PUBLIC_2: &str = "93.184.216.35";
 
-pub(crate) fn ip(text: &str) -> IpAddr {
+/// `text` as an address.
+pub fn ip(text: &str) -> IpAddr {
     text.parse().expect("a test address")
 }
 
 /// A test certificate authority.
-pub(crate) struct Pki {
+pub struct Pki {
     ca: CertifiedIssuer<'static, KeyPair>,
 }
 
+impl std::fmt::Debug for Pki {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Pki")
+    }
+}
+
+impl Default for Pki {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Pki {
-    pub(crate) fn new() -> Self {
+    /// A new authority with a fresh key.
+    pub fn new() -> Self {
         let mut params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         params
@@ -56,7 +82,7 @@ impl Pki {
     }
 
     /// Roots that trust this CA only.
-    pub(crate) fn roots(&self) -> RootCertStore {
+    pub fn roots(&self) -> RootCertStore {
         let mut roots = RootCertStore::empty();
         roots
             .add(self.ca.der().clone())
@@ -66,7 +92,7 @@ impl Pki {
 
     /// A server configuration whose certificate, issued by this CA, names `names` (DNS
     /// names or IP addresses).
-    pub(crate) fn server(&self, names: &[&str]) -> Arc<ServerConfig> {
+    pub fn server(&self, names: &[&str]) -> Arc<ServerConfig> {
         let key = KeyPair::generate().expect("a leaf key");
         let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
         let mut params = CertificateParams::new(names).expect("leaf params");
@@ -89,7 +115,8 @@ impl Pki {
 }
 
 /// What the server does on one connection, chosen from the request head it read.
-pub(crate) enum Script {
+#[derive(Debug)]
+pub enum Script {
     /// Write these bytes, then close the TLS session cleanly.
     Reply(Vec<u8>),
     /// Write these bytes, then keep the connection open and silent.
@@ -102,19 +129,21 @@ pub(crate) enum Script {
 
 /// A request the server read: the TLS server name the client sent and the request head.
 #[derive(Debug, Clone)]
-pub(crate) struct Seen {
-    pub(crate) sni: Option<String>,
-    pub(crate) head: String,
+pub struct Seen {
+    /// The TLS server name (SNI) the client sent.
+    pub sni: Option<String>,
+    /// The request line and headers.
+    pub head: String,
 }
 
 impl Seen {
     /// The request line.
-    pub(crate) fn line(&self) -> &str {
+    pub fn line(&self) -> &str {
         self.head.lines().next().unwrap_or_default()
     }
 
     /// Every header, names lower-cased.
-    pub(crate) fn headers(&self) -> HashMap<String, String> {
+    pub fn headers(&self) -> HashMap<String, String> {
         self.head
             .lines()
             .skip(1)
@@ -134,14 +163,24 @@ struct Record {
 type Scripter = dyn Fn(&Seen) -> Script + Send + Sync;
 
 /// A TLS server on 127.0.0.1 that answers every request with a script.
-pub(crate) struct Server {
-    pub(crate) addr: SocketAddr,
+pub struct Server {
+    /// Where it listens.
+    pub addr: SocketAddr,
     record: Arc<Record>,
     accept: JoinHandle<()>,
 }
 
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Server {
-    pub(crate) async fn start(
+    /// A server with this TLS configuration answering with `script`.
+    pub async fn start(
         config: Arc<ServerConfig>,
         script: impl Fn(&Seen) -> Script + Send + Sync + 'static,
     ) -> Self {
@@ -149,7 +188,7 @@ impl Server {
     }
 
     /// A server that accepts TCP connections and never answers the TLS handshake.
-    pub(crate) async fn silent() -> Self {
+    pub async fn silent() -> Self {
         Self::start_with(None, Arc::new(|_: &Seen| Script::Reply(Vec::new()))).await
     }
 
@@ -186,16 +225,18 @@ impl Server {
         }
     }
 
-    pub(crate) fn connections(&self) -> usize {
+    /// How many connections it accepted.
+    pub fn connections(&self) -> usize {
         self.record.connections.load(Ordering::SeqCst)
     }
 
-    pub(crate) fn seen(&self) -> Vec<Seen> {
+    /// Every request it read, in order.
+    pub fn seen(&self) -> Vec<Seen> {
         self.record.seen.lock().expect("lock").clone()
     }
 
     /// Waits until a client closed a connection scripted with `ReplyThenAwaitClose`.
-    pub(crate) async fn closed_by_client(&self) {
+    pub async fn closed_by_client(&self) {
         self.record.closed_by_client.notified().await;
     }
 }
@@ -263,7 +304,7 @@ async fn serve(
 }
 
 /// A response head and body with an honest `Content-Length`.
-pub(crate) fn ok(content_type: &str, body: &[u8]) -> Vec<u8> {
+pub fn ok(content_type: &str, body: &[u8]) -> Vec<u8> {
     let mut bytes = format!(
         "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
         body.len()
@@ -274,14 +315,14 @@ pub(crate) fn ok(content_type: &str, body: &[u8]) -> Vec<u8> {
 }
 
 /// A response head without framing (the body ends when the connection does), and body.
-pub(crate) fn unframed(body: &[u8]) -> Vec<u8> {
+pub fn unframed(body: &[u8]) -> Vec<u8> {
     let mut bytes = b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\n\r\n".to_vec();
     bytes.extend_from_slice(body);
     bytes
 }
 
 /// A chunked response of `body` in chunks of at most 64 KiB, after extra head lines.
-pub(crate) fn chunked(extra_head: &str, body: &[u8]) -> Vec<u8> {
+pub fn chunked(extra_head: &str, body: &[u8]) -> Vec<u8> {
     let mut bytes = format!(
         "HTTP/1.1 200 OK\r\nContent-Type: image/png\r\n{extra_head}Transfer-Encoding: chunked\r\n\r\n"
     )
@@ -296,14 +337,14 @@ pub(crate) fn chunked(extra_head: &str, body: &[u8]) -> Vec<u8> {
 }
 
 /// A PNG of `len` bytes: the real 2×3 PNG's header, then filler.
-pub(crate) fn png_of_len(len: usize) -> Vec<u8> {
+pub fn png_of_len(len: usize) -> Vec<u8> {
     let mut body = PNG.to_vec();
     body.resize(len, 0);
     body
 }
 
 /// The first 24 bytes of a PNG declaring `width`×`height`.
-pub(crate) fn png_header(width: u32, height: u32) -> Vec<u8> {
+pub fn png_header(width: u32, height: u32) -> Vec<u8> {
     let mut body = PNG[..16].to_vec();
     body.extend(width.to_be_bytes());
     body.extend(height.to_be_bytes());
@@ -313,22 +354,25 @@ pub(crate) fn png_header(width: u32, height: u32) -> Vec<u8> {
 /// A resolver with fixed answers per host. A host with several answers gives them in turn,
 /// the last one again once they run out; every call is recorded.
 #[derive(Debug, Default)]
-pub(crate) struct FixedResolver {
+pub struct FixedResolver {
     answers: Mutex<HashMap<String, VecDeque<io::Result<Vec<IpAddr>>>>>,
     calls: Mutex<Vec<String>>,
 }
 
 impl FixedResolver {
-    pub(crate) fn new() -> Arc<Self> {
+    /// A resolver that knows no host yet.
+    pub fn new() -> Arc<Self> {
         Arc::new(Self::default())
     }
 
-    pub(crate) fn answer(self: &Arc<Self>, host: &str, addresses: &[&str]) -> Arc<Self> {
+    /// Queues the answer `addresses` for `host`.
+    pub fn answer(self: &Arc<Self>, host: &str, addresses: &[&str]) -> Arc<Self> {
         let answer = Ok(addresses.iter().map(|a| ip(a)).collect());
         self.push(host, answer)
     }
 
-    pub(crate) fn fail(self: &Arc<Self>, host: &str) -> Arc<Self> {
+    /// Queues a failed resolution for `host`.
+    pub fn fail(self: &Arc<Self>, host: &str) -> Arc<Self> {
         let error = io::Error::new(io::ErrorKind::NotFound, "no such host");
         self.push(host, Err(error))
     }
@@ -342,7 +386,8 @@ impl FixedResolver {
         Arc::clone(self)
     }
 
-    pub(crate) fn calls(&self) -> Vec<String> {
+    /// Every host it was asked for, in order.
+    pub fn calls(&self) -> Vec<String> {
         self.calls.lock().expect("lock").clone()
     }
 }
@@ -366,18 +411,20 @@ impl Resolve for FixedResolver {
 /// Routes every connection to the loopback server and records the address it was asked
 /// for. Addresses in `unreachable` fail with "connection refused" instead.
 #[derive(Debug)]
-pub(crate) struct LoopbackDialer {
+pub struct LoopbackDialer {
     server: SocketAddr,
     unreachable: Vec<IpAddr>,
     dialed: Mutex<Vec<SocketAddr>>,
 }
 
 impl LoopbackDialer {
-    pub(crate) fn to(server: &Server) -> Arc<Self> {
+    /// A dialer to `server`.
+    pub fn to(server: &Server) -> Arc<Self> {
         Self::with_unreachable(server, &[])
     }
 
-    pub(crate) fn with_unreachable(server: &Server, unreachable: &[&str]) -> Arc<Self> {
+    /// A dialer to `server` for which the `unreachable` addresses refuse connections.
+    pub fn with_unreachable(server: &Server, unreachable: &[&str]) -> Arc<Self> {
         Arc::new(Self {
             server: server.addr,
             unreachable: unreachable.iter().map(|a| ip(a)).collect(),
@@ -385,7 +432,8 @@ impl LoopbackDialer {
         })
     }
 
-    pub(crate) fn dialed(&self) -> Vec<SocketAddr> {
+    /// Every address it was asked to dial, in order.
+    pub fn dialed(&self) -> Vec<SocketAddr> {
         self.dialed.lock().expect("lock").clone()
     }
 }
@@ -405,8 +453,9 @@ impl Dial for LoopbackDialer {
 
 /// A dialer whose connections never complete.
 #[derive(Debug, Default)]
-pub(crate) struct StallingDialer {
-    pub(crate) dialed: AtomicUsize,
+pub struct StallingDialer {
+    /// How many connections were attempted.
+    pub dialed: AtomicUsize,
 }
 
 impl Dial for StallingDialer {
@@ -417,7 +466,7 @@ impl Dial for StallingDialer {
 }
 
 /// A fetcher trusting `pki`, resolving with `resolver` and dialing with `dialer`.
-pub(crate) fn fetcher(pki: &Pki, resolver: Arc<dyn Resolve>, dialer: Arc<dyn Dial>) -> Fetcher {
+pub fn fetcher(pki: &Pki, resolver: Arc<dyn Resolve>, dialer: Arc<dyn Dial>) -> Fetcher {
     Fetcher::new(FetchOptions::default())
         .expect("a fetcher")
         .with_roots(pki.roots())
