@@ -83,6 +83,14 @@ pub trait Outbox: Send + Sync {
         None
     }
 
+    /// The bytes of an attachment this platform holds itself (a file uploaded to the local
+    /// console, at a `console-upload:` URL nothing else can fetch); `None` for a file to be
+    /// fetched from its URL, and by default.
+    fn attachment_bytes(&self, url: &str) -> Option<std::sync::Arc<[u8]>> {
+        let _ = url;
+        None
+    }
+
     /// Posts messages at `place`, in order. A failure after some were posted reports the
     /// ones that were not confirmed; nothing is resent automatically.
     fn post<'a>(

@@ -66,6 +66,12 @@ pub trait Platform: Send + Sync {
     fn attachment_token(&self, _url: &str) -> Option<yetibot_redaction::Secret> {
         None
     }
+
+    /// The bytes of one of the message's attachments that the platform holds itself (a
+    /// file uploaded to the local console); `None` for one to fetch from its URL.
+    fn attachment_bytes(&self, _url: &str) -> Option<std::sync::Arc<[u8]>> {
+        None
+    }
 }
 
 /// A change to the text a platform shows while a model writes its answer.

@@ -54,6 +54,13 @@ impl RequestPlatform {
         }
     }
 
+    /// Whether `url` is one of the message's own attachments.
+    fn carries(&self, url: &str) -> bool {
+        self.attachments
+            .iter()
+            .any(|attachment| attachment.url == url)
+    }
+
     /// The same platform, also reporting progress: the receiver sees the newest snapshot
     /// (`None` until the first).
     pub(crate) fn with_progress(mut self) -> (Self, watch::Receiver<Option<Progress>>) {
@@ -191,10 +198,14 @@ impl Platform for RequestPlatform {
     fn attachment_token(&self, url: &str) -> Option<yetibot_redaction::Secret> {
         // Only for a file the message carries: a command cannot ask for the token of an
         // arbitrary URL on the platform's file host.
-        self.attachments
-            .iter()
-            .any(|attachment| attachment.url == url)
+        self.carries(url)
             .then(|| self.outbox.attachment_token(url))
+            .flatten()
+    }
+
+    fn attachment_bytes(&self, url: &str) -> Option<Arc<[u8]>> {
+        self.carries(url)
+            .then(|| self.outbox.attachment_bytes(url))
             .flatten()
     }
 }

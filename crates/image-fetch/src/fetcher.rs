@@ -426,6 +426,26 @@ impl From<BodyRefusal> for Failure {
     }
 }
 
+impl Image {
+    /// An image whose bytes are already at hand (a file uploaded to a local console), held
+    /// to the rules a fetched one is: PNG, JPEG or WebP by its magic bytes, its dimensions
+    /// read from the header (at most 16 megapixels), at most 4 MiB. Errors name it as image
+    /// `position` from `source` (where a fetch names the host). Nothing is decoded.
+    ///
+    /// # Errors
+    ///
+    /// [`FetchError::ImageTooLarge`], [`FetchError::UnsupportedFormat`],
+    /// [`FetchError::TooManyPixels`], [`FetchError::BadDimensions`] or
+    /// [`FetchError::TruncatedHeader`].
+    pub fn from_bytes(position: usize, source: &str, bytes: &[u8]) -> Result<Self, FetchError> {
+        let mut reader = BodyReader::new(crate::limits::MAX_IMAGE_BYTES);
+        reader
+            .push(bytes)
+            .and_then(|()| reader.finish())
+            .map_err(|refusal| Failure::from(refusal).into_error(position, source))
+    }
+}
+
 impl Failure {
     fn into_error(self, image: usize, host: &str) -> FetchError {
         let host = host.to_owned();

@@ -280,11 +280,11 @@ async fn answer(services: &AiServices, model: Model, call: &Call<'_>, typed: Typ
     } else {
         images::attached(call.runner.caller())
     };
-    let urls = match images::check(&urls, &attached) {
-        Ok(urls) => urls,
+    let sources = match images::check(&urls, attached) {
+        Ok(sources) => sources,
         Err(problem) => return Outcome::error(format!("{name}: {problem}")),
     };
-    if state == Value::String(String::new()) && urls.is_empty() {
+    if state == Value::String(String::new()) && sources.is_empty() {
         return Outcome::error(format!(
             "{name}: nothing to read: pipe text into it, add the state after the schema, or give \
              an image URL (a question is not its own state)"
@@ -293,7 +293,7 @@ async fn answer(services: &AiServices, model: Model, call: &Call<'_>, typed: Typ
     if services.workers.is_none() {
         return Outcome::error(super::not_configured(model));
     }
-    let fetched = match images::fetch(services, call.runner.caller(), &urls).await {
+    let fetched = match images::fetch(services, call.runner.caller(), &sources).await {
         Ok(fetched) => fetched,
         Err(problem) => return Outcome::error(format!("{name}: {problem}")),
     };

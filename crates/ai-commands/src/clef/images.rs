@@ -1,13 +1,15 @@
 //! Images for Clef and Clairic: URLs found in typed or piped text (or a tool's `images`) and
 //! the image attachments of the request's own message, checked together before anything is
-//! fetched, then loaded by `yetibot-image-fetch` (public HTTPS only, pinned addresses, byte,
+//! fetched, then loaded by `yetibot-image-fetch` (or, for a file the platform holds itself,
+//! checked by its rules without a fetch) (public HTTPS only, pinned addresses, byte,
 //! pixel and time bounds) and embedded in the request as base64. The Cloudflare token never
 //! goes to an image host; the only credential ever sent is the platform's own, for a file of
 //! the message on the platform's own file host (Slack's private files).
 
+use std::sync::Arc;
+
 use yetibot_command::Caller;
-use yetibot_conversation::Attachment;
-use yetibot_image_fetch::{ImageRequest, ImageUrl};
+use yetibot_image_fetch::{Image, ImageRequest, ImageUrl};
 
 use super::wire::EmbeddedImage;
 use crate::services::AiServices;
@@ -21,85 +23,126 @@ pub(crate) fn urls_in(text: &str) -> Vec<&str> {
     yetibot_image_fetch::image_urls_in(text)
 }
 
-/// The image attachments of the caller's message (none outside a chat platform).
-pub(crate) fn attached(caller: &Caller) -> Vec<Attachment> {
-    caller
-        .platform
-        .as_ref()
-        .map(|platform| {
-            platform
-                .attachments()
-                .iter()
-                .filter(|attachment| attachment.is_image())
-                .cloned()
-                .collect()
-        })
-        .unwrap_or_default()
+/// One image to load: a URL to fetch, or the bytes of an attachment the platform holds
+/// itself (a console upload).
+#[derive(Debug, Clone)]
+pub(crate) struct Source {
+    url: String,
+    held: Option<Arc<[u8]>>,
 }
 
-/// The URLs to load: `urls` without repeats, then the attachments', each one a URL the
-/// fetcher may load, at most [`MAX_IMAGES`] in all.
+impl Source {
+    fn fetched(url: &str) -> Self {
+        Self {
+            url: url.to_owned(),
+            held: None,
+        }
+    }
+}
+
+/// The image attachments of the caller's message (none outside a chat platform), with the
+/// bytes of those the platform holds.
+pub(crate) fn attached(caller: &Caller) -> Vec<Source> {
+    let Some(platform) = caller.platform.as_ref() else {
+        return Vec::new();
+    };
+    platform
+        .attachments()
+        .iter()
+        .filter(|attachment| attachment.is_image())
+        .map(|attachment| Source {
+            url: attachment.url.clone(),
+            held: platform.attachment_bytes(&attachment.url),
+        })
+        .collect()
+}
+
+/// What to load: `urls` then `attached`, each once, every URL to fetch one the fetcher
+/// may load, at most [`MAX_IMAGES`] in all.
 ///
 /// # Errors
 ///
 /// The first problem, naming the image by its place in the list.
-pub(crate) fn check(urls: &[String], attached: &[Attachment]) -> Result<Vec<String>, String> {
-    let mut unique: Vec<String> = Vec::new();
-    for url in urls.iter().chain(attached.iter().map(|a| &a.url)) {
-        if !unique.contains(url) {
-            unique.push(url.clone());
+pub(crate) fn check(urls: &[String], attached: Vec<Source>) -> Result<Vec<Source>, String> {
+    let mut sources: Vec<Source> = Vec::new();
+    for source in urls.iter().map(|url| Source::fetched(url)).chain(attached) {
+        if !sources.iter().any(|s| s.url == source.url) {
+            sources.push(source);
         }
     }
-    if unique.len() > MAX_IMAGES {
+    if sources.len() > MAX_IMAGES {
         return Err(format!(
             "at most {MAX_IMAGES} images per request (URLs and attachments together), not {}",
-            unique.len()
+            sources.len()
         ));
     }
-    for (i, url) in unique.iter().enumerate() {
-        ImageUrl::parse(url).map_err(|error| format!("image {}: {error}", i + 1))?;
+    for (i, source) in sources.iter().enumerate() {
+        if source.held.is_none() {
+            ImageUrl::parse(&source.url).map_err(|error| format!("image {}: {error}", i + 1))?;
+        }
     }
-    Ok(unique)
+    Ok(sources)
 }
 
-/// Loads checked `urls` and embeds them. A URL of one of the caller's own attachments may
-/// carry the platform's credential for its own file host; no other URL carries any.
+/// Loads checked `sources` and embeds them, in order: held bytes are checked as a fetched
+/// body is (format, dimensions, size), the rest fetched in one batch. A URL of one of the
+/// caller's own attachments may carry the platform's credential for its own file host; no
+/// other URL carries any.
 ///
 /// # Errors
 ///
-/// The fetcher's refusal, or that no fetcher is configured.
+/// The first refusal, that the images are over the batch bound together, or that no
+/// fetcher is configured.
 pub(crate) async fn fetch(
     services: &AiServices,
     caller: &Caller,
-    urls: &[String],
+    sources: &[Source],
 ) -> Result<Vec<EmbeddedImage>, String> {
-    if urls.is_empty() {
-        return Ok(Vec::new());
-    }
-    let Some(fetcher) = &services.images else {
-        return Err("image loading is not available in this program".to_owned());
-    };
-    let requests = urls
-        .iter()
-        .map(|url| {
-            let parsed = ImageUrl::parse(url)?;
-            let host = parsed.host().to_owned();
-            let request = ImageRequest::new(parsed);
-            let token = caller
-                .platform
-                .as_ref()
-                .and_then(|platform| platform.attachment_token(url));
-            Ok(match token {
-                Some(token) => request.with_bearer(token, host),
-                None => request,
+    let to_fetch: Vec<&Source> = sources.iter().filter(|s| s.held.is_none()).collect();
+    let mut fetched = if to_fetch.is_empty() {
+        Vec::new()
+    } else {
+        let Some(fetcher) = &services.images else {
+            return Err("image loading is not available in this program".to_owned());
+        };
+        let requests = to_fetch
+            .iter()
+            .map(|source| {
+                let parsed = ImageUrl::parse(&source.url)?;
+                let host = parsed.host().to_owned();
+                let request = ImageRequest::new(parsed);
+                let token = caller
+                    .platform
+                    .as_ref()
+                    .and_then(|platform| platform.attachment_token(&source.url));
+                Ok(match token {
+                    Some(token) => request.with_bearer(token, host),
+                    None => request,
+                })
             })
-        })
-        .collect::<Result<Vec<_>, yetibot_image_fetch::UrlError>>()
-        .map_err(|error| error.to_string())?;
-    let images = fetcher
-        .fetch_all(&requests)
-        .await
-        .map_err(|error| error.to_string())?;
+            .collect::<Result<Vec<_>, yetibot_image_fetch::UrlError>>()
+            .map_err(|error| error.to_string())?;
+        fetcher
+            .fetch_all(&requests)
+            .await
+            .map_err(|error| error.to_string())?
+    }
+    .into_iter();
+    let mut images = Vec::with_capacity(sources.len());
+    for (i, source) in sources.iter().enumerate() {
+        let image = match &source.held {
+            Some(bytes) => Image::from_bytes(i + 1, "the attached file", bytes)
+                .map_err(|error| error.to_string())?,
+            None => fetched
+                .next()
+                .ok_or_else(|| "an image went missing while loading".to_owned())?,
+        };
+        images.push(image);
+    }
+    let total: usize = images.iter().map(|image| image.bytes().len()).sum();
+    if total > yetibot_image_fetch::limits::MAX_BATCH_BYTES {
+        return Err("the images are over 8 MiB together".to_owned());
+    }
     Ok(images
         .iter()
         .map(|image| EmbeddedImage {

@@ -193,7 +193,7 @@ pub(crate) fn read(model: Model, arguments: &str, secrets: &Secrets) -> Result<C
         Some(_) => return Err("images must be a list of URLs".to_owned()),
     };
     // Input or an image is checked at run time, when the message's attachments are known.
-    let urls = images::check(&urls, &[])?;
+    images::check(&urls, Vec::new())?;
     Ok(Call {
         schema,
         input,
@@ -216,16 +216,16 @@ pub(crate) async fn run(
     };
     // The request's own image attachments join the explicit URLs (the model cannot name
     // them), and the whole set is checked again before anything is fetched.
-    let urls = match images::check(&call.urls, &images::attached(caller)) {
-        Ok(urls) => urls,
+    let sources = match images::check(&call.urls, images::attached(caller)) {
+        Ok(sources) => sources,
         Err(problem) => return Execution::ToolError(format!("invalid arguments: {problem}")),
     };
-    if call.input.is_none() && urls.is_empty() {
+    if call.input.is_none() && sources.is_empty() {
         return Execution::ToolError(
             "invalid arguments: give input text, images, or both".to_owned(),
         );
     }
-    let images = match images::fetch(services, caller, &urls).await {
+    let images = match images::fetch(services, caller, &sources).await {
         Ok(images) => images,
         Err(problem) => return Execution::ToolError(problem),
     };

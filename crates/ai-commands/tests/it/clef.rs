@@ -489,3 +489,67 @@ async fn a_tool_call_cut_off_after_it_was_sent_is_an_unknown_outcome_and_not_ret
         .to_owned();
     assert!(tool.contains("Outcome unknown"), "{tool}");
 }
+
+/// The console's platform: its uploads are held, not fetched.
+struct Console {
+    attachments: Vec<Attachment>,
+    held: Vec<(String, Arc<[u8]>)>,
+}
+
+impl Platform for Console {
+    fn react<'a>(
+        &'a self,
+        _: &'a str,
+        _: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<(), PlatformError>> {
+        Box::pin(async { Err(PlatformError::Refused("no reactions here")) })
+    }
+
+    fn attachments(&self) -> &[Attachment] {
+        &self.attachments
+    }
+
+    fn attachment_bytes(&self, url: &str) -> Option<Arc<[u8]>> {
+        self.held
+            .iter()
+            .find(|(held, _)| held == url)
+            .map(|(_, bytes)| Arc::clone(bytes))
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upload_the_platform_holds_is_checked_and_embedded_without_any_fetch() {
+    let cloudflare = fake_cloudflare().await;
+    let host = images(public_resolver()).await;
+    let bot = bot(&cloudflare, host.fetcher.clone(), None);
+    let console = |bytes: &[u8]| Caller {
+        adapter: AdapterKind::Web,
+        platform: Some(Arc::new(Console {
+            attachments: vec![attachment("cats.png", "image/png", "console-upload:abc")],
+            held: vec![("console-upload:abc".to_owned(), Arc::from(bytes))],
+        })),
+        ..caller(Vec::new())
+    };
+    let reply = bot
+        .interpreter
+        .run(&console(PNG), "clairic count cats")
+        .await;
+    assert!(reply.error.is_none(), "{}", shown(&reply));
+    let sent = bodies(&cloudflare, &run_path("clairic"));
+    assert_eq!(
+        decoded(sent[0]["images"][0]["base64"].as_str().expect("base64")),
+        PNG
+    );
+    assert_eq!(host.server.connections(), 0, "nothing was fetched");
+    // Held bytes are held to the fetcher's rules: a GIF is refused before anything is sent.
+    let reply = bot
+        .interpreter
+        .run(&console(image_fixture::GIF), "clairic count cats")
+        .await;
+    assert!(
+        shown(&reply).contains("image 1 from the attached file is not a PNG, JPEG or WebP image"),
+        "{}",
+        shown(&reply)
+    );
+    assert_eq!(bodies(&cloudflare, &run_path("clairic")).len(), 1);
+}

@@ -50,6 +50,11 @@ pub(crate) async fn handle(shared: &Arc<Shared>, request: Request<Incoming>) -> 
         return enter(shared);
     }
     let method = request.method().clone();
+    if method == Method::POST && path == "/api/uploads" {
+        return match upload(shared, &query, request).await {
+            Ok(response) | Err(response) => response,
+        };
+    }
     if path.starts_with("/api/")
         && let Err(refusal) =
             guard::check_body(&method, request.headers(), shared.bounds.max_body_bytes)
@@ -158,7 +163,10 @@ fn known_path(segments: &[&str]) -> bool {
     matches!(
         segments,
         [""] | ["assets", "app.js" | "style.css"]
-            | ["api", "state" | "events" | "messages" | "press" | "rooms"]
+            | [
+                "api",
+                "state" | "events" | "messages" | "press" | "rooms" | "uploads"
+            ]
             | ["api", "messages", _, "answer.md" | "edit" | "react"]
     )
 }
@@ -170,6 +178,9 @@ struct Send {
     #[serde(default)]
     thread: Option<String>,
     text: String,
+    /// The IDs of images uploaded for this message (`POST /api/uploads`).
+    #[serde(default)]
+    attachments: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -203,11 +214,16 @@ fn send_message(shared: &Arc<Shared>, send: &Send) -> Response<Body> {
         Ok(reservation) => reservation,
         Err(error) => return busy(error),
     };
-    match shared.state.add_user(
+    let files = match shared.uploads.attachments(&send.attachments) {
+        Ok(files) => files,
+        Err(error) => return error_response(StatusCode::BAD_REQUEST, &error.to_string()),
+    };
+    match shared.state.add_user_with(
         &shared.operator,
         &send.room,
         send.thread.as_deref(),
         &send.text,
+        files.clone(),
     ) {
         Ok((id, place)) => {
             reservation.send(
@@ -216,7 +232,7 @@ fn send_message(shared: &Arc<Shared>, send: &Send) -> Response<Body> {
                     author: shared.operator.clone(),
                     message_id: id.clone(),
                     revision: 0,
-                    attachments: Vec::new(),
+                    attachments: files,
                     kind: EventKind::Message {
                         text: send.text.clone(),
                     },
@@ -242,7 +258,7 @@ fn edit_message(shared: &Arc<Shared>, id: &str, text: &str) -> Response<Body> {
                     author: shared.operator.clone(),
                     message_id: id.to_owned(),
                     revision,
-                    attachments: Vec::new(),
+                    attachments: shared.state.files_of(id),
                     kind: EventKind::Edited {
                         text: text.to_owned(),
                     },
@@ -364,6 +380,70 @@ async fn read_json<T: serde::de::DeserializeOwned>(
             "the body is not the JSON object this endpoint takes",
         )
     })
+}
+
+/// `POST /api/uploads?name=<file name>`: one image the operator attaches to the next
+/// message, its raw bytes under its media type (PNG, JPEG or WebP), at most
+/// [`MAX_UPLOAD_BYTES`](super::MAX_UPLOAD_BYTES). Answers its ID; the image is checked again
+/// (magic bytes, dimensions) by whatever command reads it.
+async fn upload(
+    shared: &Shared,
+    query: &str,
+    request: Request<Incoming>,
+) -> Result<Response<Body>, Response<Body>> {
+    let media_type = request
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|v| v.trim().to_ascii_lowercase())
+        .filter(|v| super::uploads::UPLOAD_TYPES.contains(&v.as_str()))
+        .ok_or_else(|| {
+            error_response(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "attach PNG, JPEG or WebP images only",
+            )
+        })?;
+    let too_large = || {
+        error_response(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "an attached image is limited to 4 MiB",
+        )
+    };
+    let declared = request
+        .headers()
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if declared.is_some_and(|n| n > super::MAX_UPLOAD_BYTES as u64) {
+        return Err(too_large());
+    }
+    let name = query_value(query, "name")
+        .and_then(|name| super::uploads::percent_decoded(&name))
+        .unwrap_or_else(|| "image".to_owned());
+    let limited = Limited::new(request.into_body(), super::MAX_UPLOAD_BYTES);
+    let bytes = match tokio::time::timeout(BODY_TIMEOUT, limited.collect()).await {
+        Err(_) => {
+            return Err(error_response(
+                StatusCode::REQUEST_TIMEOUT,
+                "the image was not sent in time",
+            ));
+        }
+        Ok(Err(error)) if error.is::<http_body_util::LengthLimitError>() => {
+            return Err(too_large());
+        }
+        Ok(Err(_)) => {
+            return Err(error_response(
+                StatusCode::BAD_REQUEST,
+                "the image could not be read",
+            ));
+        }
+        Ok(Ok(collected)) => collected.to_bytes(),
+    };
+    match shared.uploads.add(&name, &media_type, bytes.to_vec()) {
+        Ok(id) => Ok(json_response(StatusCode::CREATED, &json!({"id": id}))),
+        Err(error) => Err(error_response(StatusCode::BAD_REQUEST, &error.to_string())),
+    }
 }
 
 /// The first visit: the token moves into the cookie and out of the address bar.

@@ -27,6 +27,7 @@ mod guard;
 mod sse;
 mod state;
 mod token;
+mod uploads;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -65,6 +66,10 @@ pub const PING_INTERVAL: Duration = Duration::from_secs(15);
 /// How long the console waits after a failed accept (out of file descriptors) before
 /// accepting again.
 pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(200);
+/// The largest image the operator may attach to a message.
+pub const MAX_UPLOAD_BYTES: usize = 4 << 20;
+/// The most bytes of attached images kept in memory; past it the oldest leave first.
+pub const MAX_KEPT_UPLOAD_BYTES: usize = 32 << 20;
 /// How long open connections may finish once the console stops.
 pub const STOP_GRACE: Duration = Duration::from_secs(2);
 
@@ -190,6 +195,7 @@ pub(crate) struct Shared {
     pub(crate) streams: AtomicUsize,
     pub(crate) closing: watch::Receiver<bool>,
     pub(crate) transcript: Option<Arc<dyn Transcript>>,
+    pub(crate) uploads: Arc<uploads::Uploads>,
 }
 
 /// A console bound to its address, ready to [`serve`](Console::serve).
@@ -227,10 +233,13 @@ impl Console {
             options.bot,
         ));
         let (closing, closing_rx) = watch::channel(false);
+        let uploads = Arc::new(uploads::Uploads::new(MAX_KEPT_UPLOAD_BYTES));
         let shared = Arc::new(Shared {
             outbox: Arc::new(ConsoleOutbox {
                 state: Arc::clone(&state),
+                uploads: Arc::clone(&uploads),
             }),
+            uploads,
             state,
             token: options.token,
             operator: options.operator,
@@ -370,11 +379,16 @@ fn refuse_busy(stream: &tokio::net::TcpStream) {
 #[derive(Debug)]
 pub(crate) struct ConsoleOutbox {
     state: Arc<state::State>,
+    uploads: Arc<uploads::Uploads>,
 }
 
 impl Outbox for ConsoleOutbox {
     fn limits(&self) -> Limits {
         Limits::WEB
+    }
+
+    fn attachment_bytes(&self, url: &str) -> Option<Arc<[u8]>> {
+        self.uploads.bytes(url)
     }
 
     fn post<'a>(

@@ -69,6 +69,8 @@ struct Message {
     replies: usize,
     /// The bot's reactions, in order, each once.
     reactions: Vec<String>,
+    /// The images the operator attached (console uploads).
+    files: Vec<yetibot_conversation::Attachment>,
     /// When it arrived, in the console's own order: the oldest leave memory first.
     age: u64,
 }
@@ -96,6 +98,7 @@ impl Message {
             revision: 0,
             replies: 0,
             reactions: Vec::new(),
+            files: Vec::new(),
             age: 0,
         }
     }
@@ -140,6 +143,7 @@ impl Message {
             "revision": self.revision,
             "replies": self.replies,
             "reactions": self.reactions,
+            "files": self.files.iter().map(|f| strip_bidi_controls(&f.name)).collect::<Vec<_>>(),
         })
     }
 
@@ -345,13 +349,26 @@ impl State {
         self.publish(inner, &update);
     }
 
-    /// A message from the operator: its ID and place.
+    /// A message from the operator without attachments: its ID and place.
+    #[cfg(test)]
     pub(crate) fn add_user(
         &self,
         author: &Author,
         room: &str,
         thread: Option<&str>,
         text: &str,
+    ) -> Result<(String, Place), StateError> {
+        self.add_user_with(author, room, thread, text, Vec::new())
+    }
+
+    /// A message from the operator, with the images they attached: its ID and place.
+    pub(crate) fn add_user_with(
+        &self,
+        author: &Author,
+        room: &str,
+        thread: Option<&str>,
+        text: &str,
+        files: Vec<yetibot_conversation::Attachment>,
     ) -> Result<(String, Place), StateError> {
         self.check_text(text)?;
         let mut inner = self.lock();
@@ -369,6 +386,7 @@ impl State {
         let id = self.new_id(&mut inner);
         let message = Message {
             text: text.to_owned(),
+            files,
             ..Message::plain(
                 id.clone(),
                 room,
@@ -403,6 +421,15 @@ impl State {
         let update = json!({"type": "message", "message": message.to_json()});
         self.publish(&mut inner, &update);
         Ok((place, revision))
+    }
+
+    /// The images attached to message `id` (none when it is gone).
+    pub(crate) fn files_of(&self, id: &str) -> Vec<yetibot_conversation::Attachment> {
+        self.lock()
+            .messages
+            .get(id)
+            .map(|m| m.files.clone())
+            .unwrap_or_default()
     }
 
     /// Whether the message exists and carries a button with this token: a pressed button

@@ -1026,3 +1026,147 @@ async fn a_connection_over_the_bound_gets_503_and_finished_ones_free_their_slots
     assert!(served, "the slots free once the idle connections close");
     console.stop().await;
 }
+
+/// An upload: the raw bytes under `media_type`, with the right host and cookie.
+async fn upload(console: &Running, name: &str, media_type: &str, bytes: &[u8]) -> Response {
+    let headers = vec![
+        ("Host", console.host()),
+        ("Cookie", console.cookie()),
+        ("Content-Type", media_type.to_owned()),
+    ];
+    raw(
+        console.addr,
+        "POST",
+        &format!("/api/uploads?name={name}"),
+        &headers,
+        bytes,
+    )
+    .await
+}
+
+#[tokio::test]
+async fn images_the_operator_attaches_reach_the_bot_with_the_message_and_only_through_its_outbox() {
+    let mut console = Running::default().await;
+    let png = b"\x89PNG\r\n\x1a\n-not-checked-here";
+    let uploaded = upload(&console, "r%C3%A9sum%C3%A9.png", "image/png", png).await;
+    assert_eq!(uploaded.status, 201);
+    let id = uploaded.json()["id"].as_str().expect("id").to_owned();
+    let sent = console
+        .call(
+            "POST",
+            "/api/messages",
+            Some(&json!({"room": "general", "text": "!clairic count cats", "attachments": [id]})),
+        )
+        .await;
+    assert_eq!(sent.status, 202);
+    let incoming = console.next_event().await;
+    let attachments = &incoming.event.attachments;
+    assert_eq!(attachments.len(), 1);
+    assert_eq!(attachments[0].name, "résumé.png");
+    assert_eq!(attachments[0].media_type.as_deref(), Some("image/png"));
+    assert_eq!(attachments[0].url, format!("console-upload:{id}"));
+    // The bytes come only from the console's own outbox, never through a URL.
+    assert_eq!(
+        incoming
+            .outbox
+            .attachment_bytes(&attachments[0].url)
+            .as_deref(),
+        Some(&png[..])
+    );
+    assert_eq!(
+        incoming
+            .outbox
+            .attachment_bytes("https://example.test/a.png"),
+        None
+    );
+    let state = console
+        .call("GET", "/api/state?room=general", None)
+        .await
+        .json();
+    assert_eq!(state["messages"][0]["files"], json!(["résumé.png"]));
+    // An edit of the message still carries its images.
+    let message_id = incoming.event.message_id.clone();
+    let edited = console
+        .call(
+            "POST",
+            &format!("/api/messages/{message_id}/edit"),
+            Some(&json!({"text": "!clairic count dogs"})),
+        )
+        .await;
+    assert_eq!(edited.status, 202);
+    assert_eq!(console.next_event().await.event.attachments.len(), 1);
+
+    // Refusals: not an image type, too large (declared or not), an unknown upload, and an
+    // upload without the token. Nothing is sent to the bot for any of them.
+    assert_eq!(
+        upload(&console, "a.gif", "image/gif", b"GIF89a")
+            .await
+            .status,
+        415
+    );
+    assert_eq!(
+        upload(&console, "a.txt", "text/plain", b"hi").await.status,
+        415
+    );
+    // Declared too large: refused from the head, whatever of the body the client manages
+    // to write before the console closes the connection.
+    for framing in ["Content-Length: 4194305", "Transfer-Encoding: chunked"] {
+        let mut stream = TcpStream::connect(console.addr).await.expect("connect");
+        let head = format!(
+            "POST /api/uploads?name=big.png HTTP/1.1\r\nHost: {}\r\nCookie: {}\r\nContent-Type: image/png\r\n{framing}\r\nConnection: close\r\n\r\n",
+            console.host(),
+            console.cookie()
+        );
+        stream.write_all(head.as_bytes()).await.expect("head");
+        let chunk = vec![0u8; 64 * 1024];
+        for _ in 0..80 {
+            let frame = if framing.starts_with("Transfer") {
+                [format!("{:x}\r\n", chunk.len()).as_bytes(), &chunk, b"\r\n"].concat()
+            } else {
+                chunk.clone()
+            };
+            if stream.write_all(&frame).await.is_err() {
+                break;
+            }
+        }
+        let r = read_response(&mut stream).await;
+        assert_eq!(r.status, 413, "{framing}");
+    }
+    assert_eq!(
+        upload(&console, "empty.png", "image/png", b"").await.status,
+        400
+    );
+    let unknown = console
+        .call(
+            "POST",
+            "/api/messages",
+            Some(&json!({"room": "general", "text": "!x", "attachments": ["0123456789abcdef0123456789abcdef"]})),
+        )
+        .await;
+    assert_eq!(unknown.status, 400);
+    assert!(
+        unknown.json()["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("upload it again"))
+    );
+    let headers = vec![
+        ("Host", console.host()),
+        ("Content-Type", "image/png".to_owned()),
+    ];
+    let anonymous = raw(
+        console.addr,
+        "POST",
+        "/api/uploads?name=a.png",
+        &headers,
+        png,
+    )
+    .await;
+    assert_eq!(anonymous.status, 401);
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), console.events.next())
+            .await
+            .is_err(),
+        "no refused request reached the bot"
+    );
+    console.stop().await;
+}

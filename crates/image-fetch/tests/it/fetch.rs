@@ -830,3 +830,27 @@ async fn an_empty_batch_does_nothing() {
     );
     assert_eq!(setup.server.connections(), 0);
 }
+
+#[test]
+fn bytes_at_hand_are_held_to_the_same_rules() {
+    let image = Image::from_bytes(1, "console upload", PNG).expect("a PNG");
+    assert_eq!((image.width(), image.height()), (2, 3));
+    assert_eq!(image.bytes(), PNG);
+    let error = Image::from_bytes(2, "console upload", GIF).expect_err("GIF");
+    assert_eq!(
+        error.to_string(),
+        "image 2 from console upload is not a PNG, JPEG or WebP image"
+    );
+    assert!(matches!(
+        Image::from_bytes(1, "u", &png_of_len(4 * 1024 * 1024 + 1)),
+        Err(FetchError::ImageTooLarge { .. })
+    ));
+    assert!(matches!(
+        Image::from_bytes(1, "u", &png_header(5000, 4000)),
+        Err(FetchError::TooManyPixels { .. })
+    ));
+    assert!(matches!(
+        Image::from_bytes(1, "u", &PNG[..10]),
+        Err(FetchError::TruncatedHeader { .. })
+    ));
+}

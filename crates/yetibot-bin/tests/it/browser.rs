@@ -587,3 +587,67 @@ async fn a_tab_survives_a_restart_threads_carry_their_command_and_new_replies_ar
     browser.close().await;
     stop(yetibot).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_attached_on_the_page_reaches_clairic_with_the_command() {
+    use std::os::unix::fs::PermissionsExt;
+    const ACCOUNT: &str = "0123456789abcdef0123456789abcdef";
+    let fixture = Fixture::start().await.expect("fixture");
+    let run = format!("/client/v4/accounts/{ACCOUNT}/ai/run/@cf/cloudflare/clairic");
+    fixture.respond_with(&run, provider_fixture::workers::answer);
+    let dir = Workdir::new();
+    let key = dir.path.join("clef-token");
+    std::fs::write(&key, "cf-token-for-the-page-test").expect("key");
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).expect("mode");
+    let image = dir.path.join("red-2x3.png");
+    std::fs::write(&image, image_fixture::PNG).expect("image");
+    let edn = format!(
+        r#"{{:yetibot {{:ai {{:intent-router {{:account-id "{ACCOUNT}" :key-file "{}" :api-url "{}"}}}}}}}}"#,
+        key.display(),
+        fixture.url("/client/v4")
+    );
+    let path = dir.path.clone();
+    let (child, url) = tokio::task::spawn_blocking(move || bot(&path, &edn))
+        .await
+        .expect("the bot starts");
+    let yetibot = Running(child);
+    let browser = Browser::start().await;
+    browser.open(&url).await;
+    browser
+        .until("document.getElementById('connection').textContent === 'connected'")
+        .await;
+    // Choosing a file uploads it and shows it beside the command box until it is sent.
+    browser
+        .type_into(
+            "#composer input[type=file]",
+            image.to_str().expect("utf-8 path"),
+        )
+        .await;
+    browser
+        .until("document.querySelector('#composer .files li span')?.textContent === 'red-2x3.png'")
+        .await;
+    browser
+        .type_into("#composer-text", &format!("!clairic count cats{ENTER}"))
+        .await;
+    browser
+        .until("[...document.querySelectorAll('.message.answer .body')].some(b => b.textContent.startsWith('count:'))")
+        .await;
+    let sent = browser
+        .script("return [...document.querySelectorAll('.message.user')].some(m => m.textContent.includes('!clairic count cats') && m.textContent.includes('📎 red-2x3.png'))")
+        .await;
+    assert_eq!(sent, true, "the sent message shows its image");
+    let chips = browser
+        .script("return document.querySelectorAll('#composer .files li').length")
+        .await;
+    assert_eq!(chips, json!(0), "the attachment went with the message");
+    let request = fixture
+        .requests()
+        .into_iter()
+        .find(|r| r.path == run)
+        .expect("Clairic was asked");
+    let body: Value = serde_json::from_slice(&request.body).expect("JSON");
+    assert_eq!(body["images"][0]["content_type"], "image/png");
+    assert_eq!(body["fields"]["count"]["type"], "number");
+    browser.close().await;
+    stop(yetibot).await;
+}

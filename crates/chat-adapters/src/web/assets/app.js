@@ -229,6 +229,9 @@
       m.role === "user"
         ? el("div", { class: "body typed", text: m.text || "" })
         : el("div", { class: "body" }, m.text ? markdown(m.text) : []);
+    if (m.files && m.files.length > 0) {
+      body.append(el("div", { class: "files-sent", text: "📎 " + m.files.join(", ") }));
+    }
     if (m.media && safeUrl(m.media)) {
       body.append(
         isMedia(m.media) === "video"
@@ -472,9 +475,22 @@
     };
   }
 
-  async function send(text, thread) {
+  async function send(text, thread, attachments) {
     showError("");
-    await api("POST", "/api/messages", { room: state.room, thread: thread || null, text });
+    await api("POST", "/api/messages", { room: state.room, thread: thread || null, text, attachments });
+  }
+
+  // Uploads one image for the next message: its ID, which the message then names.
+  async function upload(file) {
+    const response = await fetch("/api/uploads?name=" + encodeURIComponent(file.name), {
+      method: "POST",
+      headers: { "Content-Type": file.type || "application/octet-stream" },
+      body: file,
+      credentials: "same-origin",
+    });
+    const data = await response.json().catch(() => ({}));
+    if (!response.ok) throw new Error(file.name + ": " + (data.error || "upload failed (" + response.status + ")"));
+    return data.id;
   }
 
   async function press(id, button) {
@@ -542,13 +558,49 @@
   }
 
   function composer(form, box, thread) {
+    // Images uploaded for the next message: { id, name }.
+    let pending = [];
+    const picker = form.querySelector('input[type="file"]');
+    const list = form.querySelector(".files");
+    const showPending = () => {
+      list.replaceChildren(
+        ...pending.map((file, i) =>
+          el("li", {}, [
+            el("span", { text: file.name }),
+            el("button", {
+              type: "button",
+              "aria-label": "Remove " + file.name,
+              text: "×",
+              onclick: () => {
+                pending.splice(i, 1);
+                showPending();
+              },
+            }),
+          ])
+        )
+      );
+    };
+    picker.addEventListener("change", async () => {
+      showError("");
+      for (const file of [...picker.files]) {
+        try {
+          pending.push({ id: await upload(file), name: file.name });
+        } catch (e) {
+          showError(e.message);
+        }
+      }
+      picker.value = "";
+      showPending();
+    });
     const submit = async () => {
       const text = box.value;
       if (text.trim() === "") return;
       try {
-        await send(text, thread());
+        await send(text, thread(), pending.map((file) => file.id));
         remember(text);
         box.value = "";
+        pending = [];
+        showPending();
       } catch (e) {
         showError(e.message);
       }
