@@ -66,9 +66,11 @@ fn public_resolver() -> Arc<FixedResolver> {
         .answer("evil.test", &["10.0.0.7"])
 }
 
-/// A chat message's platform: its attachments, and a token for `files.test` only.
+/// A chat message's platform: its attachments, a token for `files.test` only, and the bytes
+/// of the attachments it holds itself (as the console holds its uploads).
 struct Message {
     attachments: Vec<Attachment>,
+    held: Vec<(String, Arc<[u8]>)>,
 }
 
 impl Platform for Message {
@@ -87,6 +89,13 @@ impl Platform for Message {
     fn attachment_token(&self, url: &str) -> Option<Secret> {
         url.starts_with("https://files.test/")
             .then(|| Secret::new(FILE_TOKEN))
+    }
+
+    fn attachment_bytes(&self, url: &str) -> Option<Arc<[u8]>> {
+        self.held
+            .iter()
+            .find(|(held, _)| held == url)
+            .map(|(_, bytes)| Arc::clone(bytes))
     }
 }
 
@@ -170,7 +179,10 @@ fn caller(attachments: Vec<Attachment>) -> Caller {
         user_name: "alice".into(),
         trusted: true,
         message_id: Some("1.0".into()),
-        platform: Some(Arc::new(Message { attachments })),
+        platform: Some(Arc::new(Message {
+            attachments,
+            held: Vec::new(),
+        })),
     }
 }
 
@@ -490,33 +502,6 @@ async fn a_tool_call_cut_off_after_it_was_sent_is_an_unknown_outcome_and_not_ret
     assert!(tool.contains("Outcome unknown"), "{tool}");
 }
 
-/// The console's platform: its uploads are held, not fetched.
-struct Console {
-    attachments: Vec<Attachment>,
-    held: Vec<(String, Arc<[u8]>)>,
-}
-
-impl Platform for Console {
-    fn react<'a>(
-        &'a self,
-        _: &'a str,
-        _: Option<&'a str>,
-    ) -> BoxFuture<'a, Result<(), PlatformError>> {
-        Box::pin(async { Err(PlatformError::Refused("no reactions here")) })
-    }
-
-    fn attachments(&self) -> &[Attachment] {
-        &self.attachments
-    }
-
-    fn attachment_bytes(&self, url: &str) -> Option<Arc<[u8]>> {
-        self.held
-            .iter()
-            .find(|(held, _)| held == url)
-            .map(|(_, bytes)| Arc::clone(bytes))
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upload_the_platform_holds_is_checked_and_embedded_without_any_fetch() {
     let cloudflare = fake_cloudflare().await;
@@ -524,7 +509,7 @@ async fn an_upload_the_platform_holds_is_checked_and_embedded_without_any_fetch(
     let bot = bot(&cloudflare, host.fetcher.clone(), None);
     let console = |bytes: &[u8]| Caller {
         adapter: AdapterKind::Web,
-        platform: Some(Arc::new(Console {
+        platform: Some(Arc::new(Message {
             attachments: vec![attachment("cats.png", "image/png", "console-upload:abc")],
             held: vec![("console-upload:abc".to_owned(), Arc::from(bytes))],
         })),
