@@ -7,6 +7,10 @@ use yetibot_redaction::Secret;
 
 use crate::config::{Credential, WireApi};
 
+/// The Cloudflare API base that Workers AI's model endpoint (`run_workers_model`) is below
+/// by default; a gateway or a local test endpoint may stand in for it.
+pub const DEFAULT_WORKERS_API_URL: &str = "https://api.cloudflare.com/client/v4";
+
 /// Where and how a provider's model catalog is listed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ModelListing {

@@ -19,8 +19,7 @@ pub const MAX_WORKERS_REPLY_BYTES: usize = 1 << 20;
 /// How long the reply's head, and then each piece of its body, may take.
 pub const WORKERS_READ_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// The default API base.
-pub const DEFAULT_WORKERS_API_URL: &str = "https://api.cloudflare.com/client/v4";
+pub use crate::capability::DEFAULT_WORKERS_API_URL;
 
 /// A Workers AI account as the model endpoint needs it: the API base, the account ID, the
 /// file the token is read from on each request, and an optional AI Gateway.

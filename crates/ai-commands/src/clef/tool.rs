@@ -13,8 +13,9 @@ use super::{Failure, Job, images};
 use crate::args::ToolArgs;
 use crate::services::AiServices;
 
-/// The longest arguments text, schema and escaping included, in characters.
-pub(crate) const MAX_ARGUMENT_CHARS: usize = 16_384;
+// The longest arguments text, schema and escaping included: the shared catalog's bound,
+// checked here too so that the tool's own error names it.
+use yetibot_conversation::limits::MAX_ARGUMENT_CHARS;
 /// The longest `input`, in characters.
 pub(crate) const MAX_INPUT_CHARS: usize = 12_000;
 /// The longest result, as JSON text, in characters.

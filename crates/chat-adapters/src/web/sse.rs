@@ -101,28 +101,16 @@ async fn next_frame(mut stream: Stream) -> Option<(Result<Frame<Bytes>, Infallib
         if let Some(bytes) = stream.pending.pop_front() {
             return Some((Ok(Frame::data(bytes)), stream));
         }
-        if *stream.closing.borrow() {
-            return None;
-        }
-        match stream.state.updates_after(stream.last) {
-            Catchup::Updates(updates) if !updates.is_empty() => {
-                for (seq, update) in updates {
-                    stream.last = seq;
-                    stream.pending.push_back(Bytes::from(format!(
-                        "id: {seq}\nevent: update\ndata: {update}\n\n"
-                    )));
-                }
-                continue;
-            }
-            Catchup::Updates(_) => {}
-            Catchup::Reset => {
-                stream.last = stream.state.seq();
-                stream.pending.push_back(Bytes::from(format!(
-                    "id: {}\nevent: reset\ndata: {{}}\n\n",
-                    stream.last
-                )));
-                continue;
-            }
+        let closing = *stream.closing.borrow();
+        match catch_up(
+            &stream.state,
+            &mut stream.last,
+            &mut stream.pending,
+            closing,
+        ) {
+            Step::Send => continue,
+            Step::End => return None,
+            Step::Wait => {}
         }
         tokio::select! {
             changed = stream.changes.changed() => {
@@ -130,10 +118,97 @@ async fn next_frame(mut stream: Stream) -> Option<(Result<Frame<Bytes>, Infallib
                     return None;
                 }
             }
-            _ = stream.closing.changed() => return None,
+            // Loop once more: what was published before the stop still goes out.
+            changed = stream.closing.changed() => {
+                if changed.is_err() {
+                    return None;
+                }
+            }
             () = tokio::time::sleep(stream.ping) => {
                 stream.pending.push_back(Bytes::from_static(b": ping\n\n"));
             }
         }
+    }
+}
+
+/// What a stream does next, having sent everything up to `last`.
+#[derive(Debug, PartialEq, Eq)]
+enum Step {
+    /// Frames were queued.
+    Send,
+    /// Nothing is left to send and the console is stopping.
+    End,
+    /// Nothing to send yet.
+    Wait,
+}
+
+/// Queues the updates published after `last`. A stopping console still sends what was
+/// published before it stopped (the last answers of the requests it waited for), and only
+/// then ends the stream; a page too far behind is told to reload unless the console is
+/// stopping anyway.
+fn catch_up(state: &State, last: &mut u64, pending: &mut VecDeque<Bytes>, closing: bool) -> Step {
+    match state.updates_after(*last) {
+        Catchup::Updates(updates) if !updates.is_empty() => {
+            for (seq, update) in updates {
+                *last = seq;
+                pending.push_back(Bytes::from(format!(
+                    "id: {seq}\nevent: update\ndata: {update}\n\n"
+                )));
+            }
+            Step::Send
+        }
+        Catchup::Reset if !closing => {
+            *last = state.seq();
+            pending.push_back(Bytes::from(format!(
+                "id: {}\nevent: reset\ndata: {{}}\n\n",
+                *last
+            )));
+            Step::Send
+        }
+        _ if closing => Step::End,
+        _ => Step::Wait,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Author;
+
+    #[test]
+    fn a_stopping_console_sends_what_was_published_before_it_ends_the_stream() {
+        let bot = Author {
+            id: "yetibot".into(),
+            name: "yetibot".into(),
+            is_bot: true,
+        };
+        let state = State::new(
+            crate::web::ConsoleBounds::default(),
+            "epoch".into(),
+            "local".into(),
+            bot,
+        );
+        let operator = Author {
+            id: "op".into(),
+            name: "op".into(),
+            is_bot: false,
+        };
+        let mut last = state.seq();
+        let (_, place) = state
+            .add_user_with(&operator, "general", None, "!x", Vec::new())
+            .expect("added");
+        state.post(
+            &place,
+            vec![crate::reply::Outgoing::text(
+                crate::reply::Role::Answer,
+                "finished",
+            )],
+        );
+        let mut pending = VecDeque::new();
+        assert_eq!(catch_up(&state, &mut last, &mut pending, true), Step::Send);
+        assert_eq!(pending.len(), 2, "the command and its answer");
+        assert!(String::from_utf8_lossy(&pending[1]).contains("finished"));
+        assert_eq!(catch_up(&state, &mut last, &mut pending, true), Step::End);
+        assert_eq!(catch_up(&state, &mut last, &mut pending, false), Step::Wait);
     }
 }

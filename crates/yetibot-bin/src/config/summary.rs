@@ -148,13 +148,18 @@ fn write_summary(config: &Config, out: &mut String) -> std::fmt::Result {
         None => writeln!(out, "Intent router: not configured")?,
         Some(r) => writeln!(
             out,
-            "Intent router: {}; account {REDACTED}; key file {REDACTED}; min probability {}{}",
+            "Intent router: {} (clef and clairic use its account); account {REDACTED}; key file {REDACTED}; min probability {}{}{}",
             if r.enabled { "enabled" } else { "disabled" },
             r.min_probability,
             r.github_toolset
                 .as_deref()
                 .map(|t| format!("; toolset {t}"))
                 .unwrap_or_default(),
+            if r.api_url == yetibot_ai_providers::DEFAULT_WORKERS_API_URL {
+                String::new()
+            } else {
+                format!("; API {}", r.api_url)
+            },
         )?,
     }
     writeln!(out, "Admin users: {}", config.admin_users.len())?;
