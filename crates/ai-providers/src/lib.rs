@@ -33,8 +33,8 @@ pub use routing::{DefaultError, Route, RouteError, RouteRequest, RuntimeDefaults
 pub use transport::{Client, ClientOptions};
 pub use turn::{Ending, Turn, TurnEvent, TurnRequest};
 pub use workers::{
-    DEFAULT_WORKERS_API_URL, MAX_WORKERS_REPLY_BYTES, WORKERS_AI, WORKERS_READ_TIMEOUT,
-    WorkersAccount,
+    DEFAULT_WORKERS_API_URL, MAX_WORKERS_REPLY_BYTES, WORKERS_AI, WORKERS_BODY_DEADLINE,
+    WORKERS_READ_TIMEOUT, WorkersAccount,
 };
 pub use yetibot_conversation::{
     Amount, Message, ModelResponse, ReplayItem, ToolCall, ToolDefinition, ToolId, Usage,

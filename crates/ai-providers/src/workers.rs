@@ -19,6 +19,9 @@ pub const MAX_WORKERS_REPLY_BYTES: usize = 1 << 20;
 /// How long the reply's head, and then each piece of its body, may take.
 pub const WORKERS_READ_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How long the whole body may take once the head has arrived.
+pub const WORKERS_BODY_DEADLINE: Duration = Duration::from_secs(60);
+
 pub use crate::capability::DEFAULT_WORKERS_API_URL;
 
 /// A Workers AI account as the model endpoint needs it: the API base, the account ID, the
@@ -89,8 +92,8 @@ impl Client {
     /// Runs the Workers AI model `model` (a catalog ID such as `@cf/cloudflare/clef`) on
     /// `body` once, authorised by `token` ([`Client::workers_token`]), and returns its
     /// result: the `result` member of Cloudflare's envelope, or the whole reply when it has
-    /// none. The reply is bounded to [`MAX_WORKERS_REPLY_BYTES`] and each wait to
-    /// [`WORKERS_READ_TIMEOUT`]. No retry, no redirect. Errors carry no body, not even the
+    /// none. The reply is bounded to [`MAX_WORKERS_REPLY_BYTES`], each wait to
+    /// [`WORKERS_READ_TIMEOUT`] and the whole body to [`WORKERS_BODY_DEADLINE`]. No retry, no redirect. Errors carry no body, not even the
     /// one-line account other status errors may add, and never the token.
     ///
     /// # Errors
@@ -124,14 +127,22 @@ impl Client {
                     )
                     .await
                     .map_err(without_detail)?;
-                let reply = client
-                    .read_bounded(
+                // The body has one deadline as a whole, besides the one on each read: a
+                // reply that trickles in is not waited for past it.
+                let reply = tokio::time::timeout(
+                    WORKERS_BODY_DEADLINE,
+                    client.read_bounded(
                         peer,
                         response.into_body(),
                         MAX_WORKERS_REPLY_BYTES,
                         "model reply",
-                    )
-                    .await?;
+                    ),
+                )
+                .await
+                .map_err(|_| Error::Timeout {
+                    provider: WORKERS_AI.to_owned(),
+                    phase: "reading the response body",
+                })??;
                 unwrap_envelope(&reply)
             })
             .await

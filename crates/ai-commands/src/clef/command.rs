@@ -88,17 +88,39 @@ struct Typed {
     urls: Vec<String>,
     /// The demo: built-in state, nothing piped, no images.
     demo: bool,
+    /// The quick preset the request used, if any.
+    preset: Option<Preset>,
 }
 
-/// Reads the typed arguments: every problem is the command's usage, with what was wrong.
+/// Reads the typed arguments: every problem is the command's usage, with what was wrong. A
+/// plain question or a preset's request is held to the schema bound too, as the schema it
+/// becomes.
 fn read(model: Model, typed: &str) -> Result<Typed, String> {
-    let usage = |problem: &str| {
-        let (plain, schema) = match model {
-            Model::Clef => (CLEF_USAGE, CLEF_QUESTIONS_USAGE),
-            Model::Clairic => (CLAIRIC_USAGE, CLAIRIC_FIELDS_USAGE),
-        };
-        format!("{problem}\nusage: {plain}\nusage: {schema}")
+    let read = read_request(model, typed)?;
+    let chars = Value::Object(read.schema.clone())
+        .to_string()
+        .chars()
+        .count();
+    if chars > MAX_SCHEMA_CHARS {
+        return Err(usage(
+            model,
+            &format!("the request is over {MAX_SCHEMA_CHARS} characters as questions or fields"),
+        ));
+    }
+    Ok(read)
+}
+
+/// The command's usage lines after `problem`.
+fn usage(model: Model, problem: &str) -> String {
+    let (plain, schema) = match model {
+        Model::Clef => (CLEF_USAGE, CLEF_QUESTIONS_USAGE),
+        Model::Clairic => (CLAIRIC_USAGE, CLAIRIC_FIELDS_USAGE),
     };
+    format!("{problem}\nusage: {plain}\nusage: {schema}")
+}
+
+fn read_request(model: Model, typed: &str) -> Result<Typed, String> {
+    let usage = |problem: &str| usage(model, problem);
     let typed = typed.trim();
     let flag = match model {
         Model::Clef => "--questions",
@@ -128,6 +150,7 @@ fn read(model: Model, typed: &str) -> Result<Typed, String> {
             state,
             urls,
             demo: false,
+            preset: None,
         });
     }
     if typed.starts_with("--") {
@@ -153,6 +176,7 @@ fn read(model: Model, typed: &str) -> Result<Typed, String> {
                 state: String::new(),
                 urls,
                 demo: false,
+                preset: None,
             })
         }
         Model::Clairic if request.eq_ignore_ascii_case("demo") && urls.is_empty() => Ok(Typed {
@@ -160,6 +184,7 @@ fn read(model: Model, typed: &str) -> Result<Typed, String> {
             state: DEMO_STATE.to_owned(),
             urls: Vec::new(),
             demo: true,
+            preset: Some(Preset::Count),
         }),
         Model::Clairic => match Preset::parse(&request) {
             Some((_, "")) | None => Err(usage(
@@ -170,6 +195,7 @@ fn read(model: Model, typed: &str) -> Result<Typed, String> {
                 state: String::new(),
                 urls,
                 demo: false,
+                preset: Some(preset),
             }),
         },
     }
@@ -255,14 +281,10 @@ async fn answer(services: &AiServices, model: Model, call: &Call<'_>, typed: Typ
     } else {
         piped_state(model, call.raw)
     };
-    let mut urls = typed.urls.clone();
-    if let Some(Value::String(text)) = &piped {
-        for url in images::urls_in(text) {
-            if !urls.iter().any(|u| u == url) {
-                urls.push(url.to_owned());
-            }
-        }
-    }
+    let piped_text = match &piped {
+        Some(Value::String(text)) => text.clone(),
+        _ => String::new(),
+    };
     let state = match (typed.state.is_empty(), piped) {
         (true, None) => Value::String(String::new()),
         (true, Some(piped)) => piped,
@@ -274,6 +296,17 @@ async fn answer(services: &AiServices, model: Model, call: &Call<'_>, typed: Typ
         return Outcome::error(format!(
             "{name}: the input is over {MAX_STATE_CHARS} characters; select less of it"
         ));
+    }
+    // Image URLs typed, then piped: collecting stops one past the bound, which the check
+    // below refuses.
+    let mut urls = typed.urls.clone();
+    for url in images::urls_in(&piped_text) {
+        if urls.len() > images::MAX_IMAGES {
+            break;
+        }
+        if !urls.iter().any(|u| u == url) {
+            urls.push(url.to_owned());
+        }
     }
     let attached = if typed.demo {
         Vec::new()
@@ -290,9 +323,16 @@ async fn answer(services: &AiServices, model: Model, call: &Call<'_>, typed: Typ
              an image URL (a question is not its own state)"
         ));
     }
-    if services.workers.is_none() {
-        return Outcome::error(super::not_configured(model));
-    }
+    // The token is read, and the request checked for credentials (its text and every URL
+    // it would fetch), before anything is fetched or sent.
+    let body = super::wire::body(model, &state, &typed.schema, &[]).to_string();
+    let texts = std::iter::once(body.as_str()).chain(sources.iter().map(images::Source::url));
+    let credentials = match super::credentials(services, model, texts).await {
+        Ok(credentials) => credentials,
+        Err(Failure::NotSent(message) | Failure::Unknown(message)) => {
+            return Outcome::error(message);
+        }
+    };
     let fetched = match images::fetch(services, call.runner.caller(), &sources).await {
         Ok(fetched) => fetched,
         Err(problem) => return Outcome::error(format!("{name}: {problem}")),
@@ -304,7 +344,7 @@ async fn answer(services: &AiServices, model: Model, call: &Call<'_>, typed: Typ
         schema: typed.schema,
         images: fetched,
     };
-    let done = match super::run(services, &job).await {
+    let done = match super::run(services, &job, credentials).await {
         Ok(done) => done,
         Err(Failure::NotSent(message) | Failure::Unknown(message)) => {
             return Outcome::error(message);
@@ -312,7 +352,8 @@ async fn answer(services: &AiServices, model: Model, call: &Call<'_>, typed: Typ
     };
     let reply = &done.reply;
     let mut notes = Vec::new();
-    let mut lines = reply.lines(model, job.schema.keys());
+    let rating = (typed.preset == Some(Preset::Rate)).then(|| Preset::Rate.field());
+    let mut lines = reply.lines(model, job.schema.keys(), rating);
     if typed.demo {
         let count = reply
             .answers
@@ -448,6 +489,15 @@ mod tests {
                 .unwrap_err()
                 .contains("over 16384")
         );
+    }
+
+    #[test]
+    fn a_plain_question_or_preset_is_held_to_the_schema_bound() {
+        let long = "x".repeat(MAX_SCHEMA_CHARS);
+        let error = read(Model::Clef, &format!("Is it {long}?")).unwrap_err();
+        assert!(error.contains("over 16384 characters") && error.contains("usage: clef"));
+        assert!(read(Model::Clairic, &format!("count {long}")).is_err());
+        assert!(read(Model::Clef, &"x".repeat(10_000)).is_ok());
     }
 
     #[test]

@@ -32,6 +32,11 @@ pub(crate) struct Source {
 }
 
 impl Source {
+    /// Where the image is.
+    pub(crate) fn url(&self) -> &str {
+        &self.url
+    }
+
     fn fetched(url: &str) -> Self {
         Self {
             url: url.to_owned(),
@@ -66,8 +71,19 @@ pub(crate) fn attached(caller: &Caller) -> Vec<Source> {
 pub(crate) fn check(urls: &[String], attached: Vec<Source>) -> Result<Vec<Source>, String> {
     let mut sources: Vec<Source> = Vec::new();
     for source in urls.iter().map(|url| Source::fetched(url)).chain(attached) {
-        if !sources.iter().any(|s| s.url == source.url) {
-            sources.push(source);
+        match sources.iter_mut().find(|s| s.url == source.url) {
+            // The same file named twice is loaded once, from the bytes the platform holds
+            // when it holds them (a model may repeat an attachment's URL).
+            Some(seen) => {
+                if seen.held.is_none() {
+                    seen.held = source.held;
+                }
+            }
+            None => sources.push(source),
+        }
+        // One past the bound is enough to refuse: the rest need not be compared.
+        if sources.len() > MAX_IMAGES {
+            break;
         }
     }
     if sources.len() > MAX_IMAGES {

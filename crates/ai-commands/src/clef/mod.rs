@@ -2,9 +2,10 @@
 //! models that are not chat models, run through their own endpoint on the intent router's
 //! account. The standalone `clef` and `clairic` commands ([`command`]) and the native tools
 //! of the same names ([`tool`]) share everything below them: the schemas and their bounds
-//! ([`schema`]), the wire format ([`wire`]), image loading ([`images`]) and one run
-//! ([`run`]), which reads the token, refuses input that quotes a credential, sends the
-//! request once and reads the reply.
+//! ([`schema`]), the wire format ([`wire`]), image loading ([`images`]), the request's
+//! [`credentials`] (the token, read now, and a refusal of any text or image URL that quotes a
+//! credential, before anything is fetched) and one [`run`], which sends the request once and
+//! reads the reply.
 //!
 //! Neither ever enables the intent router, reaches an MCP server or touches a repository.
 
@@ -15,7 +16,7 @@ pub(crate) mod tool;
 pub(crate) mod wire;
 
 use serde_json::{Map, Value};
-use yetibot_redaction::Secrets;
+use yetibot_redaction::{Secret, Secrets};
 
 use crate::services::AiServices;
 use wire::{EmbeddedImage, Model, Reply};
@@ -60,22 +61,35 @@ pub(crate) fn not_configured(model: Model) -> String {
     )
 }
 
-/// Runs `job` once on the configured account.
+/// What a request is authorised with and must not quote: the account's token, read from its
+/// key file now, and every configured credential with it.
+pub(crate) struct Credentials {
+    token: Secret,
+    secrets: Secrets,
+}
+
+/// Reads the account's token and refuses a request whose `texts` (its state and schema as
+/// sent, and every image URL it would fetch) quote any configured credential or the token,
+/// before anything is fetched or sent.
 ///
 /// # Errors
 ///
-/// [`Failure::NotSent`] when nothing was sent, [`Failure::Unknown`] once the request may
-/// have reached Cloudflare. Messages never carry the token, its file, or a reply body.
-pub(crate) async fn run(services: &AiServices, job: &Job) -> Result<Done, Failure> {
-    let name = job.model.name();
+/// [`Failure::NotSent`]: no account, an unusable token file, or a quoted credential. The
+/// messages never carry the token, its file or the text that quoted it.
+pub(crate) async fn credentials<'t>(
+    services: &AiServices,
+    model: Model,
+    texts: impl IntoIterator<Item = &'t str>,
+) -> Result<Credentials, Failure> {
+    let name = model.name();
     let account = services
         .workers
         .as_ref()
-        .ok_or_else(|| Failure::NotSent(not_configured(job.model)))?;
+        .ok_or_else(|| Failure::NotSent(not_configured(model)))?;
     let token = services.client.workers_token(account).await.map_err(|_| {
         Failure::NotSent(format!(
             "{name}: the intent router's token file cannot be used (it must be an absolute \
-                 path to a readable file, not writable by others, holding one token)"
+             path to a readable file, not writable by others, holding one token)"
         ))
     })?;
     let secrets = services
@@ -83,13 +97,31 @@ pub(crate) async fn run(services: &AiServices, job: &Job) -> Result<Done, Failur
         .secrets()
         .with_extra([&token])
         .map_err(|_| Failure::NotSent(format!("{name}: the credential set cannot be built")))?;
-    let body = wire::body(job.model, &job.state, &job.schema, &[]);
-    // Images are base64 of the fetched bytes, never text a credential could be quoted in.
-    if secrets.contains_secret(&body.to_string()) {
+    if texts.into_iter().any(|text| secrets.contains_secret(text)) {
         return Err(Failure::NotSent(format!(
-            "{name}: the input quotes a configured credential, so nothing was sent"
+            "{name}: the request quotes a configured credential, so nothing was fetched or sent"
         )));
     }
+    Ok(Credentials { token, secrets })
+}
+
+/// Runs `job` once on the configured account with `credentials` read for it.
+///
+/// # Errors
+///
+/// [`Failure::NotSent`] when nothing was sent, [`Failure::Unknown`] once the request may
+/// have reached Cloudflare. Messages never carry the token, its file, or a reply body.
+pub(crate) async fn run(
+    services: &AiServices,
+    job: &Job,
+    credentials: Credentials,
+) -> Result<Done, Failure> {
+    let name = job.model.name();
+    let account = services
+        .workers
+        .as_ref()
+        .ok_or_else(|| Failure::NotSent(not_configured(job.model)))?;
+    let Credentials { token, secrets } = credentials;
     let body = wire::body(job.model, &job.state, &job.schema, &job.images);
     let result = services
         .client

@@ -226,6 +226,20 @@ pub(crate) async fn run(
             "invalid arguments: give input text, images, or both".to_owned(),
         );
     }
+    let body = super::wire::body(
+        model,
+        &Value::String(call.input.clone().unwrap_or_default()),
+        &call.schema,
+        &[],
+    )
+    .to_string();
+    let texts = std::iter::once(body.as_str()).chain(sources.iter().map(images::Source::url));
+    let credentials = match super::credentials(services, model, texts).await {
+        Ok(credentials) => credentials,
+        Err(Failure::NotSent(message) | Failure::Unknown(message)) => {
+            return Execution::ToolError(message);
+        }
+    };
     let images = match images::fetch(services, caller, &sources).await {
         Ok(images) => images,
         Err(problem) => return Execution::ToolError(problem),
@@ -236,7 +250,7 @@ pub(crate) async fn run(
         schema: call.schema,
         images,
     };
-    match super::run(services, &job).await {
+    match super::run(services, &job, credentials).await {
         Ok(done) => {
             let answers = sanitized(model, &done.reply.answers);
             let result = bounded(json!({

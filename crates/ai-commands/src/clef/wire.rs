@@ -139,17 +139,19 @@ impl Reply {
 
     /// One readable line per answer, in the request's order, with probabilities and
     /// confidence where the answer has them. `ids` are the request's IDs; an ID the reply
-    /// left out says so.
+    /// left out says so. The number of the field `out_of_ten` (the `rate` preset's) reads as
+    /// a rating, `8/10`.
     pub(crate) fn lines<'a>(
         &self,
         model: Model,
         ids: impl Iterator<Item = &'a String>,
+        out_of_ten: Option<&str>,
     ) -> Vec<String> {
         ids.map(|id| match self.answers.get(id) {
             None => format!("{id}: (no answer)"),
             Some(answer) => match model {
                 Model::Clef => decision_line(id, answer),
-                Model::Clairic => extraction_line(id, answer),
+                Model::Clairic => extraction_line(id, answer, out_of_ten == Some(id.as_str())),
             },
         })
         .collect()
@@ -234,10 +236,10 @@ fn decision_line(id: &str, answer: &Value) -> String {
     }
 }
 
-fn extraction_line(id: &str, answer: &Value) -> String {
+fn extraction_line(id: &str, answer: &Value, out_of_ten: bool) -> String {
     let value = answer.get("value").unwrap_or(&Value::Null);
-    let shown = match (id, value) {
-        (_, Value::Null) => {
+    let shown = match value {
+        Value::Null => {
             let guess = answer
                 .get("guess")
                 .filter(|g| !g.is_null())
@@ -245,10 +247,10 @@ fn extraction_line(id: &str, answer: &Value) -> String {
                 .unwrap_or_default();
             format!("(not found{guess})")
         }
-        ("rating", Value::Number(n)) => {
+        Value::Number(n) if out_of_ten => {
             format!("{}/10", n.as_f64().map_or_else(|| n.to_string(), number))
         }
-        (_, Value::Array(items)) => {
+        Value::Array(items) => {
             if items.is_empty() {
                 "(none)".to_owned()
             } else {
@@ -313,7 +315,7 @@ mod tests {
         let reply = reply(&result).unwrap();
         let ids = ["decision", "team", "sev", "gone"].map(str::to_owned);
         assert_eq!(
-            reply.lines(Model::Clef, ids.iter()),
+            reply.lines(Model::Clef, ids.iter(), None),
             [
                 "decision: yes · P(yes) 0.93",
                 "team: ops (confidence 0.8) · ops 0.9, sales 0.1",
@@ -335,13 +337,19 @@ mod tests {
         assert!(reply.truncated && reply.zero_image_tokens());
         let ids = ["amount", "date", "rating", "items"].map(str::to_owned);
         assert_eq!(
-            reply.lines(Model::Clairic, ids.iter()),
+            reply.lines(Model::Clairic, ids.iter(), Some("rating")),
             [
                 "amount: 42 (confidence 0.97)",
                 "date: (not found, best guess 2026-01-01)",
                 "rating: 8/10",
                 "items: Raccoon, Goose",
             ]
+        );
+        // Only the rate preset's field is a rating: an explicit field named `rating` is a
+        // plain number.
+        assert_eq!(
+            reply.lines(Model::Clairic, ["rating".to_owned()].iter(), None),
+            ["rating: 8"]
         );
     }
 

@@ -538,3 +538,35 @@ async fn an_upload_the_platform_holds_is_checked_and_embedded_without_any_fetch(
     );
     assert_eq!(bodies(&cloudflare, &run_path("clairic")).len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_credential_in_an_image_url_or_an_unusable_token_stops_everything_before_a_fetch() {
+    let cloudflare = fake_cloudflare().await;
+    let host = images(public_resolver()).await;
+    let bot = bot(&cloudflare, host.fetcher.clone(), None);
+    let me = caller(Vec::new());
+    let leak = format!("echo x | clef Bad? https://images.test/a.png?k={CF_TOKEN}");
+    let reply = bot.interpreter.run(&me, &leak).await;
+    let text = shown(&reply);
+    assert!(text.contains("quotes a configured credential"), "{text}");
+    assert_eq!(
+        host.server.connections(),
+        0,
+        "the image host was never asked"
+    );
+    assert!(bodies(&cloudflare, &run_path("clef")).is_empty());
+    // A token file that cannot be used is found before any image is fetched.
+    let key = bot._key.0.join("token");
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o666)).expect("mode");
+    let reply = bot
+        .interpreter
+        .run(&me, "echo x | clef Bad? https://images.test/a.png")
+        .await;
+    assert!(
+        shown(&reply).contains("token file cannot be used"),
+        "{}",
+        shown(&reply)
+    );
+    assert!(!shown(&reply).contains(&key.display().to_string()));
+    assert_eq!(host.server.connections(), 0);
+}

@@ -9,3 +9,4 @@ mod models;
 mod responses;
 mod support;
 mod transport;
+mod workers;
