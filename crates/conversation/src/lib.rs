@@ -2,6 +2,7 @@
 
 mod attachment;
 mod bidi;
+mod edit;
 mod endpoint;
 mod error;
 pub mod limits;
@@ -14,6 +15,7 @@ pub use attachment::{
     Attachment, MAX_ATTACHMENT_NAME_CHARS, MAX_ATTACHMENT_URL_CHARS, MAX_ATTACHMENTS,
 };
 pub use bidi::{is_bidi_control, strip_bidi_controls};
+pub use edit::edit_distance;
 pub use endpoint::{EndpointProblem, check_endpoint};
 pub use error::{Error, Result};
 pub use message::{Conversation, Message, ModelResponse, ReplayItem, ToolCall};

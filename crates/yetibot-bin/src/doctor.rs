@@ -489,7 +489,11 @@ fn closest<'l>(model: &str, ids: impl Iterator<Item = &'l str>) -> Vec<&'l str> 
         .enumerate()
         .map(|(order, id)| {
             let id_chars: Vec<char> = id.chars().take(COMPARED_ID_CHARS).collect();
-            (crate::text::edit_distance(&wanted, &id_chars), order, id)
+            (
+                yetibot_conversation::edit_distance(&wanted, &id_chars),
+                order,
+                id,
+            )
         })
         .collect();
     ranked.sort_unstable();

@@ -8,4 +8,3 @@ pub mod discovery;
 pub mod doctor;
 pub mod logging;
 pub mod serve;
-mod text;

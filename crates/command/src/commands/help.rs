@@ -186,19 +186,7 @@ fn distance(a: &str, b: &str) -> Option<usize> {
     if a.len() > MAX_GUESS_CHARS || b.len() > MAX_GUESS_CHARS {
         return None;
     }
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    let mut current = vec![0; b.len() + 1];
-    for (i, ca) in a.iter().enumerate() {
-        current[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != cb);
-            current[j + 1] = (previous[j] + cost)
-                .min(previous[j + 1] + 1)
-                .min(current[j] + 1);
-        }
-        std::mem::swap(&mut previous, &mut current);
-    }
-    previous.last().copied()
+    Some(yetibot_conversation::edit_distance(&a, &b))
 }
 
 #[cfg(test)]

@@ -480,7 +480,7 @@ fn closest_key(key: &str, fields: &[Field]) -> Option<&'static str> {
         .filter(|f| !matches!(f.shape, Shape::Legacy))
         .map(|f| {
             let known: Vec<char> = f.key.chars().collect();
-            (crate::text::edit_distance(&wanted, &known), f.key)
+            (yetibot_conversation::edit_distance(&wanted, &known), f.key)
         })
         .filter(|(distance, known)| *distance <= (known.chars().count() / 3).clamp(1, 3))
         .min_by_key(|(distance, _)| *distance)

@@ -640,6 +640,23 @@ async fn an_image_attached_on_the_page_reaches_clairic_with_the_command() {
         .script("return document.querySelectorAll('#composer .files li').length")
         .await;
     assert_eq!(chips, json!(0), "the attachment went with the message");
+    // An image pasted into the command box is attached as well.
+    let base64 = yetibot_image_fetch::Image::from_bytes(1, "fixture", image_fixture::PNG)
+        .expect("a PNG")
+        .to_base64();
+    browser
+        .script(&format!(
+            "const bytes = Uint8Array.from(atob('{base64}'), (c) => c.charCodeAt(0));
+             const data = new DataTransfer();
+             data.items.add(new File([bytes], 'pasted.png', {{ type: 'image/png' }}));
+             document.getElementById('composer-text').dispatchEvent(
+               new ClipboardEvent('paste', {{ clipboardData: data, bubbles: true, cancelable: true }}));
+             return true;"
+        ))
+        .await;
+    browser
+        .until("document.querySelector('#composer .files li span')?.textContent === 'pasted.png'")
+        .await;
     let request = fixture
         .requests()
         .into_iter()

@@ -580,17 +580,30 @@
         )
       );
     };
-    picker.addEventListener("change", async () => {
+    const attach = async (files) => {
       showError("");
-      for (const file of [...picker.files]) {
+      for (const file of files) {
         try {
-          pending.push({ id: await upload(file), name: file.name });
+          pending.push({ id: await upload(file), name: file.name || "pasted image" });
         } catch (e) {
           showError(e.message);
         }
       }
-      picker.value = "";
       showPending();
+    };
+    picker.addEventListener("change", async () => {
+      const files = [...picker.files];
+      picker.value = "";
+      await attach(files);
+    });
+    // Images pasted into the command box are attached too; pasted text stays text.
+    box.addEventListener("paste", (event) => {
+      const images = [...((event.clipboardData && event.clipboardData.files) || [])].filter((f) =>
+        /^image\//.test(f.type)
+      );
+      if (images.length === 0) return;
+      event.preventDefault();
+      attach(images);
     });
     const submit = async () => {
       const text = box.value;

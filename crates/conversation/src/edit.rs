@@ -1,9 +1,16 @@
-//! Small text helpers the binary's reports share.
+//! How far apart two words are: the one measure behind every "did you mean" (a misspelt
+//! command, configuration key or model ID).
 
-/// The Levenshtein distance between two character sequences: what a close guess for a
-/// misspelt model ID or configuration key is measured by. Quadratic, so callers bound the
-/// lengths they compare.
-pub(crate) fn edit_distance(a: &[char], b: &[char]) -> usize {
+/// The Levenshtein distance between two character sequences. Quadratic in time and linear
+/// in memory, so callers bound the lengths they compare.
+///
+/// ```
+/// let a: Vec<char> = "comand".chars().collect();
+/// let b: Vec<char> = "command".chars().collect();
+/// assert_eq!(yetibot_conversation::edit_distance(&a, &b), 1);
+/// ```
+#[must_use]
+pub fn edit_distance(a: &[char], b: &[char]) -> usize {
     let mut previous: Vec<usize> = (0..=b.len()).collect();
     let mut current = vec![0; b.len() + 1];
     for (i, ca) in a.iter().enumerate() {
