@@ -59,14 +59,19 @@ pub fn ai_services(
         Some(feed) => services.with_release_feed(feed.clone()),
         None => services,
     };
-    // clef and clairic run on the intent router's account whether or not routing is on.
+    // clef and clairic run on the intent router's account whether or not routing is on; the
+    // image loader is built only for them.
     let services = match &config.intent_router {
-        Some(router) => services.with_decisions(router.account()),
+        Some(router) => {
+            let images =
+                yetibot_image_fetch::Fetcher::new(yetibot_image_fetch::FetchOptions::default())
+                    .map_err(|error| WireError::Client(error.to_string()))?;
+            services
+                .with_decisions(router.account())
+                .with_images(images)
+        }
         None => services,
     };
-    let images = yetibot_image_fetch::Fetcher::new(yetibot_image_fetch::FetchOptions::default())
-        .map_err(|error| WireError::Client(error.to_string()))?;
-    let services = services.with_images(images);
     // `grok` without a provider named grok uses the xAI key's Grok provider.
     let grok_configured = config
         .providers

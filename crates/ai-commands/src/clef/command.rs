@@ -223,7 +223,7 @@ fn argument(text: &str) -> Option<(&str, &str)> {
 
 /// The text without its image URLs, and those URLs.
 fn take_urls(text: &str) -> (String, Vec<String>) {
-    let urls: Vec<String> = images::urls_in(text)
+    let urls: Vec<String> = yetibot_image_fetch::image_urls_in(text)
         .into_iter()
         .map(str::to_owned)
         .collect();
@@ -300,7 +300,7 @@ async fn answer(services: &AiServices, model: Model, call: &Call<'_>, typed: Typ
     // Image URLs typed, then piped: collecting stops one past the bound, which the check
     // below refuses.
     let mut urls = typed.urls.clone();
-    for url in images::urls_in(&piped_text) {
+    for url in yetibot_image_fetch::image_urls_in(&piped_text) {
         if urls.len() > images::MAX_IMAGES {
             break;
         }

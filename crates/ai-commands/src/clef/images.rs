@@ -17,18 +17,13 @@ use crate::services::AiServices;
 /// The most images of one request.
 pub(crate) const MAX_IMAGES: usize = yetibot_image_fetch::limits::MAX_IMAGES;
 
-/// The image URLs written in `text`: whitespace-separated `https://` words whose path ends
-/// in a PNG, JPEG or WebP extension.
-pub(crate) fn urls_in(text: &str) -> Vec<&str> {
-    yetibot_image_fetch::image_urls_in(text)
-}
-
-/// One image to load: a URL to fetch, or the bytes of an attachment the platform holds
-/// itself (a console upload).
+/// One image to load: a URL to fetch (parsed once [`check`] accepted it), or the bytes of
+/// an attachment the platform holds itself (a console upload).
 #[derive(Debug, Clone)]
 pub(crate) struct Source {
     url: String,
     held: Option<Arc<[u8]>>,
+    parsed: Option<ImageUrl>,
 }
 
 impl Source {
@@ -41,6 +36,7 @@ impl Source {
         Self {
             url: url.to_owned(),
             held: None,
+            parsed: None,
         }
     }
 }
@@ -58,6 +54,7 @@ pub(crate) fn attached(caller: &Caller) -> Vec<Source> {
         .map(|attachment| Source {
             url: attachment.url.clone(),
             held: platform.attachment_bytes(&attachment.url),
+            parsed: None,
         })
         .collect()
 }
@@ -92,9 +89,12 @@ pub(crate) fn check(urls: &[String], attached: Vec<Source>) -> Result<Vec<Source
             sources.len()
         ));
     }
-    for (i, source) in sources.iter().enumerate() {
+    for (i, source) in sources.iter_mut().enumerate() {
         if source.held.is_none() {
-            ImageUrl::parse(&source.url).map_err(|error| format!("image {}: {error}", i + 1))?;
+            source.parsed = Some(
+                ImageUrl::parse(&source.url)
+                    .map_err(|error| format!("image {}: {error}", i + 1))?,
+            );
         }
     }
     Ok(sources)
@@ -114,30 +114,30 @@ pub(crate) async fn fetch(
     caller: &Caller,
     sources: &[Source],
 ) -> Result<Vec<EmbeddedImage>, String> {
-    let to_fetch: Vec<&Source> = sources.iter().filter(|s| s.held.is_none()).collect();
+    let to_fetch: Vec<(&Source, &ImageUrl)> = sources
+        .iter()
+        .filter_map(|s| s.parsed.as_ref().map(|parsed| (s, parsed)))
+        .collect();
     let mut fetched = if to_fetch.is_empty() {
         Vec::new()
     } else {
         let Some(fetcher) = &services.images else {
             return Err("image loading is not available in this program".to_owned());
         };
-        let requests = to_fetch
+        let requests: Vec<ImageRequest> = to_fetch
             .iter()
-            .map(|source| {
-                let parsed = ImageUrl::parse(&source.url)?;
-                let host = parsed.host().to_owned();
-                let request = ImageRequest::new(parsed);
+            .map(|(source, parsed)| {
+                let request = ImageRequest::new((*parsed).clone());
                 let token = caller
                     .platform
                     .as_ref()
                     .and_then(|platform| platform.attachment_token(&source.url));
-                Ok(match token {
-                    Some(token) => request.with_bearer(token, host),
+                match token {
+                    Some(token) => request.with_bearer(token, parsed.host()),
                     None => request,
-                })
+                }
             })
-            .collect::<Result<Vec<_>, yetibot_image_fetch::UrlError>>()
-            .map_err(|error| error.to_string())?;
+            .collect();
         fetcher
             .fetch_all(&requests)
             .await

@@ -64,6 +64,7 @@ pub(crate) fn not_configured(model: Model) -> String {
 /// What a request is authorised with and must not quote: the account's token, read from its
 /// key file now, and every configured credential with it.
 pub(crate) struct Credentials {
+    account: yetibot_ai_providers::WorkersAccount,
     token: Secret,
     secrets: Secrets,
 }
@@ -102,7 +103,11 @@ pub(crate) async fn credentials<'t>(
             "{name}: the request quotes a configured credential, so nothing was fetched or sent"
         )));
     }
-    Ok(Credentials { token, secrets })
+    Ok(Credentials {
+        account: account.clone(),
+        token,
+        secrets,
+    })
 }
 
 /// Runs `job` once on the configured account with `credentials` read for it.
@@ -117,15 +122,15 @@ pub(crate) async fn run(
     credentials: Credentials,
 ) -> Result<Done, Failure> {
     let name = job.model.name();
-    let account = services
-        .workers
-        .as_ref()
-        .ok_or_else(|| Failure::NotSent(not_configured(job.model)))?;
-    let Credentials { token, secrets } = credentials;
+    let Credentials {
+        account,
+        token,
+        secrets,
+    } = credentials;
     let body = wire::body(job.model, &job.state, &job.schema, &job.images);
     let result = services
         .client
-        .run_workers_model(account, &token, job.model.catalog_id(), &body)
+        .run_workers_model(&account, &token, job.model.catalog_id(), &body)
         .await
         .map_err(|error| {
             let message = secrets.redact_text(&error.to_string()).into_owned();

@@ -354,32 +354,35 @@ async fn read_json<T: serde::de::DeserializeOwned>(
     shared: &Shared,
     request: Request<Incoming>,
 ) -> Result<T, Refusal> {
-    let limited = Limited::new(request.into_body(), shared.bounds.max_body_bytes);
-    let bytes = match tokio::time::timeout(BODY_TIMEOUT, limited.collect()).await {
-        Err(_) => {
-            return Err(Refusal::new(
-                StatusCode::REQUEST_TIMEOUT,
-                "the request body was not sent in time",
-            ));
-        }
-        Ok(Err(error)) => {
-            return Err(if error.is::<http_body_util::LengthLimitError>() {
-                guard::too_large()
-            } else {
-                Refusal::new(
-                    StatusCode::BAD_REQUEST,
-                    "the request body could not be read",
-                )
-            });
-        }
-        Ok(Ok(collected)) => collected.to_bytes(),
-    };
+    let bytes = read_body(request, shared.bounds.max_body_bytes, guard::too_large()).await?;
     serde_json::from_slice(&bytes).map_err(|_| {
         Refusal::new(
             StatusCode::BAD_REQUEST,
             "the body is not the JSON object this endpoint takes",
         )
     })
+}
+
+/// A whole request body of at most `limit` bytes, sent within [`BODY_TIMEOUT`]; `too_large`
+/// is the refusal past the bound.
+async fn read_body(
+    request: Request<Incoming>,
+    limit: usize,
+    too_large: Refusal,
+) -> Result<Bytes, Refusal> {
+    let limited = Limited::new(request.into_body(), limit);
+    match tokio::time::timeout(BODY_TIMEOUT, limited.collect()).await {
+        Err(_) => Err(Refusal::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "the request body was not sent in time",
+        )),
+        Ok(Err(error)) if error.is::<http_body_util::LengthLimitError>() => Err(too_large),
+        Ok(Err(_)) => Err(Refusal::new(
+            StatusCode::BAD_REQUEST,
+            "the request body could not be read",
+        )),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+    }
 }
 
 /// `POST /api/uploads?name=<file name>`: one image the operator attaches to the next
@@ -404,42 +407,24 @@ async fn upload(
                 "attach PNG, JPEG or WebP images only",
             )
         })?;
-    let too_large = || {
-        error_response(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "an attached image is limited to 4 MiB",
-        )
-    };
+    let too_large = Refusal::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "an attached image is limited to 4 MiB",
+    );
     let declared = request
         .headers()
         .get(http::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
     if declared.is_some_and(|n| n > super::MAX_UPLOAD_BYTES as u64) {
-        return Err(too_large());
+        return Err(refused(&too_large));
     }
     let name = query_value(query, "name")
         .and_then(|name| super::uploads::percent_decoded(&name))
         .unwrap_or_else(|| "image".to_owned());
-    let limited = Limited::new(request.into_body(), super::MAX_UPLOAD_BYTES);
-    let bytes = match tokio::time::timeout(BODY_TIMEOUT, limited.collect()).await {
-        Err(_) => {
-            return Err(error_response(
-                StatusCode::REQUEST_TIMEOUT,
-                "the image was not sent in time",
-            ));
-        }
-        Ok(Err(error)) if error.is::<http_body_util::LengthLimitError>() => {
-            return Err(too_large());
-        }
-        Ok(Err(_)) => {
-            return Err(error_response(
-                StatusCode::BAD_REQUEST,
-                "the image could not be read",
-            ));
-        }
-        Ok(Ok(collected)) => collected.to_bytes(),
-    };
+    let bytes = read_body(request, super::MAX_UPLOAD_BYTES, too_large)
+        .await
+        .map_err(|refusal| refused(&refusal))?;
     match shared.uploads.add(&name, &media_type, bytes.to_vec()) {
         Ok(id) => Ok(json_response(StatusCode::CREATED, &json!({"id": id}))),
         Err(error) => Err(error_response(StatusCode::BAD_REQUEST, &error.to_string())),
