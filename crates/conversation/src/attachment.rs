@@ -33,7 +33,7 @@ impl Attachment {
         }
         let clean = |text: &str| -> String {
             text.chars()
-                .filter(|c| !c.is_control() && !crate::is_bidi_control(*c))
+                .filter(|c| !c.is_control() && !crate::bidi::is_bidi_control(*c))
                 .take(MAX_ATTACHMENT_NAME_CHARS)
                 .collect()
         };
