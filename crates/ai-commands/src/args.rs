@@ -97,6 +97,21 @@ pub(crate) fn is_iso_date(text: &str) -> bool {
     (1..=days).contains(&day)
 }
 
+/// `data` as pipeline data, or `None` when it is more than a pipeline carries.
+pub(crate) fn pipeline_data(data: &serde_json::Value) -> Option<Value> {
+    let text = data.to_string();
+    if text.len() > yetibot_command::limits::MAX_VALUE_BYTES {
+        return None;
+    }
+    let limits = yetibot_json_util::Limits {
+        max_bytes: yetibot_command::limits::MAX_VALUE_BYTES,
+        max_depth: 64,
+        max_entries: yetibot_command::limits::MAX_ROWS * 4,
+        max_nodes: 1 << 20,
+    };
+    Value::parse_with_limits(&text, &limits).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

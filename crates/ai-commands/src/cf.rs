@@ -16,11 +16,10 @@ use yetibot_ai_providers::{
     UNCATEGORIZED,
 };
 use yetibot_conversation::Message;
-use yetibot_json_util::{Limits, Value};
+use yetibot_json_util::Value;
 use yetibot_tool_policy::{RequestContext, Selection};
 
 use futures_util::future::BoxFuture;
-use yetibot_command::limits::{MAX_ROWS, MAX_VALUE_BYTES};
 use yetibot_command::{Call, CommandSpec, Handler, Outcome, PathStep};
 
 use crate::flags::Command;
@@ -203,7 +202,7 @@ fn model_listing(list: &ModelList, models: Vec<&ModelInfo>, category: Option<&st
     if let Some(id) = category {
         data["category"] = json!(id);
     }
-    let Some(data) = pipeline_data(&data) else {
+    let Some(data) = crate::args::pipeline_data(&data) else {
         // Each record is bounded, but a whole catalog of large ones is more than a pipeline
         // carries; a category is smaller.
         return Outcome::error(
@@ -216,21 +215,6 @@ fn model_listing(list: &ModelList, models: Vec<&ModelInfo>, category: Option<&st
         data: Some(data),
         path: Some(vec![PathStep::Key("models".to_owned())]),
     }
-}
-
-/// `data` as pipeline data, or `None` when it is more than a pipeline carries.
-fn pipeline_data(data: &serde_json::Value) -> Option<Value> {
-    let text = data.to_string();
-    if text.len() > MAX_VALUE_BYTES {
-        return None;
-    }
-    let limits = Limits {
-        max_bytes: MAX_VALUE_BYTES,
-        max_depth: 64,
-        max_entries: MAX_ROWS * 4,
-        max_nodes: 1 << 20,
-    };
-    Value::parse_with_limits(&text, &limits).ok()
 }
 
 /// One row per category, sorted by ID, each paired with its record (`id`, `name`, `count`)
@@ -256,7 +240,7 @@ fn category_listing(list: &ModelList) -> Outcome {
     // At most 8,192 short records: always within the pipeline's bounds.
     Outcome::Data {
         value: Value::Array(rows),
-        data: pipeline_data(&data),
+        data: crate::args::pipeline_data(&data),
         path: Some(vec![PathStep::Key("categories".to_owned())]),
     }
 }

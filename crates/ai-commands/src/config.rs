@@ -101,6 +101,58 @@ pub struct ImgflipConfig {
     pub username: Option<String>,
     /// Imgflip password.
     pub password: Option<Secret>,
+    /// The Imgflip API base (default `https://api.imgflip.com`).
+    pub api_url: Option<String>,
+}
+
+/// The Imgflip account `meme` uses, when `:username` and `:password` are both set.
+///
+/// # Errors
+///
+/// One of the pair without the other, a blank user name or password, or an unusable
+/// `:api-url` (HTTPS, or plain HTTP to a loopback address; no credentials, query or
+/// fragment), with paths relative to the `:imgflip` map and reasons that never quote a
+/// value.
+pub fn imgflip_account(
+    config: &ImgflipConfig,
+) -> Result<Option<crate::meme::ImgflipAccount>, Vec<Error>> {
+    let mut errors = Vec::new();
+    let api_url = config
+        .api_url
+        .as_deref()
+        .unwrap_or(crate::meme::DEFAULT_IMGFLIP_API_URL);
+    if let Err(reason) = check_api_url(api_url) {
+        errors.push(Error::new("api-url", reason));
+    }
+    let username = config.username.as_deref().map(str::trim);
+    let password = config.password.as_ref();
+    if username.is_some_and(str::is_empty) {
+        errors.push(Error::new("username", "must not be blank"));
+    }
+    if password.is_some_and(|p| p.expose().trim().is_empty()) {
+        errors.push(Error::new("password", "must not be blank"));
+    }
+    let account = match (username, password) {
+        (Some(username), Some(password)) => Some(crate::meme::ImgflipAccount::new(
+            api_url,
+            username,
+            password.clone(),
+        )),
+        (None, None) => None,
+        (Some(_), None) => {
+            errors.push(Error::new("password", "is required with :username"));
+            None
+        }
+        (None, Some(_)) => {
+            errors.push(Error::new("username", "is required with :password"));
+            None
+        }
+    };
+    if errors.is_empty() {
+        Ok(account)
+    } else {
+        Err(errors)
+    }
 }
 
 /// `:yetibot :ai :intent-router`, exactly as configured.

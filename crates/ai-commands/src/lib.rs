@@ -10,6 +10,7 @@ mod delegate;
 pub mod flags;
 mod free;
 mod listing;
+mod meme;
 mod meta;
 mod natives;
 mod offer;
@@ -28,8 +29,9 @@ pub mod limits;
 pub use command::commands;
 pub use config::{
     ImgflipConfig, IntentRouter, IntentRouterConfig, ReleaseFeed, ReleaseInfoConfig, XaiConfig,
-    release_feed,
+    imgflip_account, release_feed,
 };
+pub use meme::{DEFAULT_IMGFLIP_API_URL, ImgflipAccount};
 pub use meta::{AnswerMeta, TokenCounts};
 pub use natives::{
     HelpToolError, HistoryToolError, ReleaseNote, ReleaseToolError, help_tool, history_count_tool,

@@ -46,6 +46,8 @@ pub struct AiServices {
     pub(crate) workers: Option<yetibot_ai_providers::WorkersAccount>,
     /// The image loader of `clef` and `clairic`.
     pub(crate) images: Option<yetibot_image_fetch::Fetcher>,
+    /// The Imgflip account of `meme`.
+    pub(crate) imgflip: Option<crate::meme::ImgflipAccount>,
 }
 
 impl std::fmt::Debug for AiServices {
@@ -84,6 +86,7 @@ impl AiServices {
             release_feed: None,
             workers: None,
             images: None,
+            imgflip: None,
             threads: crate::thread::ThreadStore::default(),
         }
     }
@@ -114,6 +117,13 @@ impl AiServices {
     #[must_use]
     pub fn with_images(mut self, fetcher: yetibot_image_fetch::Fetcher) -> Self {
         self.images = Some(fetcher);
+        self
+    }
+
+    /// The Imgflip account the `meme` command and tool use.
+    #[must_use]
+    pub fn with_imgflip(mut self, account: crate::meme::ImgflipAccount) -> Self {
+        self.imgflip = Some(account);
         self
     }
 

@@ -96,7 +96,7 @@ pub(crate) async fn turn(
             http::Method::POST,
             &url,
             bearer,
-            Some(bytes),
+            Some(crate::transport::Payload::json(bytes)),
             accept,
         )
         .await?;

@@ -265,7 +265,14 @@ impl Client {
         what: &'static str,
     ) -> Result<serde_json::Value> {
         let response = self
-            .send(provider, method, url, token, body, "application/json")
+            .send(
+                provider,
+                method,
+                url,
+                token,
+                body.map(crate::transport::Payload::json),
+                "application/json",
+            )
             .await?;
         let bytes = self
             .read_bounded(

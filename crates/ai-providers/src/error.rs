@@ -233,6 +233,34 @@ impl Error {
         )
     }
 
+    /// Whether the request certainly never reached the peer: it could not be built, its
+    /// credential could not be read, or no connection was made.
+    #[must_use]
+    pub fn never_sent(&self) -> bool {
+        matches!(
+            self,
+            Self::Timeout { phase, .. } if *phase == TIMEOUT_CONNECT
+        ) || matches!(
+            self.category(),
+            Category::Config
+                | Category::Setup
+                | Category::Credential
+                | Category::Unreachable
+                | Category::Client
+        )
+    }
+
+    /// Whether the peer answered with a refusal (a redirect, `403`, `429` or another `4xx`
+    /// status): the request arrived and was not carried out.
+    #[must_use]
+    pub fn refused(&self) -> bool {
+        match self {
+            Self::Redirect { .. } | Self::RateLimited { .. } | Self::AccessDenied { .. } => true,
+            Self::HttpStatus { status, .. } => (400..500).contains(status),
+            _ => false,
+        }
+    }
+
     /// A short message that is safe to show in chat.
     #[must_use]
     pub fn user_message(&self) -> String {

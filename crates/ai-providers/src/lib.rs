@@ -11,6 +11,7 @@ mod models;
 mod pricing;
 mod responses;
 mod routing;
+mod service;
 mod sse;
 mod transport;
 mod turn;
@@ -30,6 +31,9 @@ pub use error::{Category, Error, Result};
 pub use models::{ModelInfo, ModelInterface, ModelList, TaskCategory, UNCATEGORIZED};
 pub use pricing::{Price, Pricing};
 pub use routing::{DefaultError, Route, RouteError, RouteRequest, RuntimeDefaults, route};
+pub use service::{
+    SERVICE_BODY_DEADLINE, SERVICE_READ_TIMEOUT, ServiceBody, ServiceCall, ServiceMethod,
+};
 pub use transport::{Client, ClientOptions};
 pub use turn::{Ending, Turn, TurnEvent, TurnRequest};
 pub use workers::{

@@ -106,7 +106,7 @@ pub(crate) async fn turn(
             http::Method::POST,
             &url,
             bearer,
-            Some(bytes),
+            Some(crate::transport::Payload::json(bytes)),
             "text/event-stream, application/json",
         )
         .await?;

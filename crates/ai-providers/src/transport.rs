@@ -54,6 +54,22 @@ impl<'a> Peer<'a> {
     }
 }
 
+/// A request body and its media type.
+pub(crate) struct Payload {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) content_type: &'static str,
+}
+
+impl Payload {
+    /// A JSON document.
+    pub(crate) fn json(bytes: Vec<u8>) -> Self {
+        Self {
+            bytes,
+            content_type: "application/json",
+        }
+    }
+}
+
 /// Deadlines and size bounds for every request the [`Client`] makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClientOptions {
@@ -191,7 +207,7 @@ impl Client {
         method: Method,
         url: &str,
         bearer: Option<&Secret>,
-        body: Option<Vec<u8>>,
+        body: Option<Payload>,
         accept: &'static str,
     ) -> Result<Response<Incoming>> {
         let peer = peer.into();
@@ -209,11 +225,13 @@ impl Client {
         if let Some(gateway) = peer.gateway {
             builder = builder.header("cf-aig-gateway-id", gateway);
         }
-        if body.is_some() {
-            builder = builder.header(CONTENT_TYPE, "application/json");
+        if let Some(payload) = &body {
+            builder = builder.header(CONTENT_TYPE, payload.content_type);
         }
         let request = builder
-            .body(Full::new(Bytes::from(body.unwrap_or_default())))
+            .body(Full::new(Bytes::from(
+                body.map(|payload| payload.bytes).unwrap_or_default(),
+            )))
             .map_err(|_| Error::Setup {
                 provider: name(),
                 reason: "the request URL or a header value is not valid",

@@ -8,7 +8,8 @@ use std::time::Duration;
 use yetibot_redaction::Secret;
 
 use crate::error::{Error, Result};
-use crate::transport::{Client, Peer};
+use crate::service::{ServiceBody, ServiceCall};
+use crate::transport::Client;
 
 /// The name Workers AI requests carry in errors.
 pub const WORKERS_AI: &str = "Cloudflare Workers AI";
@@ -17,10 +18,10 @@ pub const WORKERS_AI: &str = "Cloudflare Workers AI";
 pub const MAX_WORKERS_REPLY_BYTES: usize = 1 << 20;
 
 /// How long the reply's head, and then each piece of its body, may take.
-pub const WORKERS_READ_TIMEOUT: Duration = Duration::from_secs(60);
+pub const WORKERS_READ_TIMEOUT: Duration = crate::service::SERVICE_READ_TIMEOUT;
 
 /// How long the whole body may take once the head has arrived.
-pub const WORKERS_BODY_DEADLINE: Duration = Duration::from_secs(60);
+pub const WORKERS_BODY_DEADLINE: Duration = crate::service::SERVICE_BODY_DEADLINE;
 
 pub use crate::capability::DEFAULT_WORKERS_API_URL;
 
@@ -107,63 +108,21 @@ impl Client {
         model: &str,
         body: &serde_json::Value,
     ) -> Result<serde_json::Value> {
-        let client = self.with_read_timeout(WORKERS_READ_TIMEOUT);
-        let peer = Peer::gateway(WORKERS_AI, account.gateway_id.as_deref());
         let url = account.run_url(model);
         let bytes = serde_json::to_vec(body).map_err(|_| Error::Setup {
             provider: WORKERS_AI.to_owned(),
             reason: "the request could not be written",
         })?;
-        client
-            .within_ceiling(peer, async {
-                let response = client
-                    .send(
-                        peer,
-                        http::Method::POST,
-                        &url,
-                        Some(token),
-                        Some(bytes),
-                        "application/json",
-                    )
-                    .await
-                    .map_err(without_detail)?;
-                // The body has one deadline as a whole, besides the one on each read: a
-                // reply that trickles in is not waited for past it.
-                let reply = tokio::time::timeout(
-                    WORKERS_BODY_DEADLINE,
-                    client.read_bounded(
-                        peer,
-                        response.into_body(),
-                        MAX_WORKERS_REPLY_BYTES,
-                        "model reply",
-                    ),
-                )
-                .await
-                .map_err(|_| Error::Timeout {
-                    provider: WORKERS_AI.to_owned(),
-                    phase: "reading the response body",
-                })??;
-                unwrap_envelope(&reply)
-            })
-            .await
-    }
-}
-
-/// A status error without the provider's own account of it.
-fn without_detail(error: Error) -> Error {
-    match error {
-        Error::HttpStatus {
-            provider,
-            status,
-            reason,
-            ..
-        } => Error::HttpStatus {
-            provider,
-            status,
-            reason,
-            detail: None,
-        },
-        other => other,
+        let call = ServiceCall::post(
+            WORKERS_AI,
+            &url,
+            ServiceBody::Json(bytes),
+            MAX_WORKERS_REPLY_BYTES,
+        )
+        .bearer(token)
+        .gateway(account.gateway_id.as_deref());
+        let reply = self.call_service(call).await?;
+        unwrap_envelope(&reply)
     }
 }
 

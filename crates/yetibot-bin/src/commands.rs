@@ -72,6 +72,10 @@ pub fn ai_services(
         }
         None => services,
     };
+    let services = match &config.imgflip {
+        Some(account) => services.with_imgflip(account.clone()),
+        None => services,
+    };
     // `grok` without a provider named grok uses the xAI key's Grok provider.
     let grok_configured = config
         .providers

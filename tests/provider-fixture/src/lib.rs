@@ -4,6 +4,7 @@
 //! connections.
 
 pub mod client;
+pub mod imgflip;
 mod reply;
 pub mod script;
 mod server;

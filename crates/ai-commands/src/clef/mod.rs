@@ -134,14 +134,9 @@ pub(crate) async fn run(
         .await
         .map_err(|error| {
             let message = secrets.redact_text(&error.to_string()).into_owned();
-            // Only a connection never made proves nothing ran; any other failure came after
+            // Only a request never sent proves nothing ran; any other failure came after
             // the request may have reached the model.
-            let never_connected = match error.category() {
-                yetibot_ai_providers::Category::Unreachable => true,
-                yetibot_ai_providers::Category::Timeout => !error.is_unknown_outcome(),
-                _ => false,
-            };
-            if never_connected {
+            if error.never_sent() {
                 Failure::NotSent(format!("{name}: {message}"))
             } else {
                 Failure::Unknown(format!(

@@ -29,6 +29,7 @@ use yetibot_tool_policy::{Execution, NativeServices, NativeTool};
 
 use crate::clef::{self, wire::Model};
 use crate::delegate;
+use crate::meme;
 use crate::services::AiServices;
 
 /// What a native tool runs with: the interpreter's services for the caller, the request's
@@ -175,7 +176,20 @@ pub(crate) const NATIVES: &[Native] = &[
     Native {
         name: "meme",
         kind: Service,
-        offered: None,
+        offered: Some(Offered {
+            description: meme::tool::DESCRIPTION,
+            schema: meme::tool::schema,
+            needs_history: false,
+            configured: |services| services.imgflip.is_some(),
+            check: |tool, arguments| meme::tool::read(arguments, tool.secrets).is_ok(),
+            run: |tool, arguments| {
+                Box::pin(meme::tool::run(
+                    tool.delegate.services,
+                    arguments,
+                    tool.secrets,
+                ))
+            },
+        }),
     },
     Native {
         name: "gi",

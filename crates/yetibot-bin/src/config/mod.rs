@@ -115,7 +115,7 @@ pub struct Config {
     /// The xAI key for images and the fallback Grok provider.
     pub xai_key: Option<Secret>,
     /// Imgflip user name and password.
-    pub imgflip: Option<(String, Secret)>,
+    pub imgflip: Option<yetibot_ai_commands::ImgflipAccount>,
     /// The command language's settings: prefix, embedded commands, admins.
     pub settings: yetibot_command::Settings,
     /// The local operator (`:yetibot :local`), as the caller of `yetibot run`.

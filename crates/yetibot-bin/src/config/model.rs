@@ -176,24 +176,10 @@ pub(super) fn validate(
     {
         problems.push(Problem::new("yetibot.xai.key", "must not be blank"));
     }
-    let imgflip = match (imgflip.username, imgflip.password) {
-        (Some(user), Some(password)) => Some((user, password)),
-        (None, None) => None,
-        (Some(_), None) => {
-            problems.push(Problem::new(
-                "yetibot.imgflip.password",
-                "is required with :username",
-            ));
-            None
-        }
-        (None, Some(_)) => {
-            problems.push(Problem::new(
-                "yetibot.imgflip.username",
-                "is required with :password",
-            ));
-            None
-        }
-    };
+    let imgflip = yetibot_ai_commands::imgflip_account(&imgflip)
+        .map_err(|errors| problems.extend(errors.iter().map(|e| prefixed("yetibot.imgflip", e))))
+        .ok()
+        .flatten();
 
     let local = yetibot_command::local_caller(&local, yetibot_conversation::AdapterKind::Cli)
         .map_err(|errors| problems.extend(errors.iter().map(|e| prefixed("yetibot.local", e))))
@@ -342,7 +328,7 @@ fn collect_secrets(
     providers: &ProviderSet,
     servers: &ServerSet,
     xai_key: Option<&yetibot_redaction::Secret>,
-    imgflip: Option<&(String, yetibot_redaction::Secret)>,
+    imgflip: Option<&yetibot_ai_commands::ImgflipAccount>,
     store: &Backend,
     adapters: &yetibot_chat_adapters::config::Adapters,
 ) -> yetibot_redaction::Result<Secrets> {
@@ -362,7 +348,7 @@ fn collect_secrets(
         inline_keys
             .chain(server_credentials)
             .chain(xai_key)
-            .chain(imgflip.map(|(_, password)| password))
+            .chain(imgflip.map(yetibot_ai_commands::ImgflipAccount::password))
             .chain(&database)
             .chain(adapters.credentials()),
     )

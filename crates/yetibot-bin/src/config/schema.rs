@@ -223,14 +223,18 @@ pub(crate) static YETIBOT: Shape = Shape::Section {
             "xai",
             &Shape::Section {
                 open: true,
-                fields: &[field("key", &STR)],
+                fields: &[field("key", &STR), field("api-url", &STR)],
             },
         ),
         field(
             "imgflip",
             &Shape::Section {
                 open: true,
-                fields: &[field("username", &STR), field("password", &STR)],
+                fields: &[
+                    field("username", &STR),
+                    field("password", &STR),
+                    field("api-url", &STR),
+                ],
             },
         ),
         field(

@@ -184,7 +184,18 @@ fn write_summary(config: &Config, out: &mut String) -> std::fmt::Result {
         }
     )?;
     match &config.imgflip {
-        Some((user, _)) => writeln!(out, "Imgflip: user {user}, password {REDACTED}")?,
+        Some(account) => {
+            let api = if account.api_url() == yetibot_ai_commands::DEFAULT_IMGFLIP_API_URL {
+                String::new()
+            } else {
+                format!("; API {}", account.api_url())
+            };
+            writeln!(
+                out,
+                "Imgflip: user {}, password {REDACTED}{api} (the meme command and tool)",
+                account.username()
+            )?;
+        }
         None => writeln!(out, "Imgflip: not configured")?,
     }
     writeln!(

@@ -1289,6 +1289,57 @@ fn intent_router_rules() {
     }
 }
 
+#[test]
+fn the_imgflip_account_needs_both_halves_and_a_safe_api_base() {
+    let at = "yetibot.imgflip";
+    let imgflip = |fields: &str| format!("{{:yetibot {{:imgflip {{{fields}}}}}}}");
+    err(
+        &imgflip(r#":username "bot""#),
+        &[],
+        &[&format!("{at}.password: is required with :username")],
+    );
+    err(
+        &imgflip(r#":password "imgflip-secret-1""#),
+        &[],
+        &[&format!("{at}.username: is required with :password")],
+    );
+    err(
+        &imgflip(r#":username " " :password "imgflip-secret-1""#),
+        &[],
+        &[&format!("{at}.username: must not be blank")],
+    );
+    err(
+        &imgflip(
+            r#":username "bot" :password "imgflip-secret-1" :api-url "http://imgflip.example""#,
+        ),
+        &[],
+        &[&format!(
+            "{at}.api-url: must use https (plain http only to a loopback address)"
+        )],
+    );
+    let config = ok(
+        &imgflip(r#":username "bot" :password "imgflip-secret-1""#),
+        &[],
+    );
+    let account = config.imgflip.expect("account");
+    assert_eq!(
+        account.api_url(),
+        yetibot_ai_commands::DEFAULT_IMGFLIP_API_URL
+    );
+    assert_eq!(account.username(), "bot");
+    let config = ok(
+        &imgflip(
+            r#":username "bot" :password "imgflip-secret-1" :api-url "http://127.0.0.1:9/x/""#,
+        ),
+        &[],
+    );
+    assert_eq!(
+        config.imgflip.expect("account").api_url(),
+        "http://127.0.0.1:9/x"
+    );
+    assert!(ok("{:yetibot {}}", &[]).imgflip.is_none());
+}
+
 // ----- Shape, unknown keys and the environment mapping -----
 
 #[test]

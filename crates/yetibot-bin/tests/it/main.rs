@@ -10,6 +10,7 @@ mod discord;
 mod discovery;
 mod doctor;
 mod logging;
+mod meme;
 mod run;
 mod slack;
 mod zen;
