@@ -52,6 +52,9 @@ fn policy() -> ToolPolicy {
     ToolPolicy::from_config(&config, &known).expect("an empty policy is valid")
 }
 
+/// The xAI key of `gi`, which the fixture's fake image API (at `/x/v1`) accepts.
+pub(crate) const XAI_KEY: &str = "xai-image-key-for-platform-tests";
+
 /// Two providers on the fixture: `local` (Chat Completions at `/v1`, model `m1`, the
 /// default) and `grok` (Responses at `/g/v1`, model `g1`).
 fn interpreter(provider: &Fixture, gate: &Arc<Semaphore>) -> Interpreter {
@@ -86,7 +89,11 @@ fn interpreter(provider: &Fixture, gate: &Arc<Semaphore>) -> Interpreter {
         Host::new(ServerSet::default(), HostOptions::new()).expect("host"),
         policy(),
         Arc::new(tokio::time::Instant::now),
-    );
+    )
+    .with_image_generation(yetibot_ai_commands::XaiAccount::new(
+        &provider.url("/x/v1"),
+        yetibot_redaction::Secret::new(XAI_KEY.to_owned()),
+    ));
     for spec in yetibot_ai_commands::commands(Arc::new(ai)) {
         registry.add(spec);
     }

@@ -21,6 +21,78 @@ pub const MIN_MIN_PROBABILITY: f64 = 0.9;
 pub struct XaiConfig {
     /// The xAI API key.
     pub key: Option<Secret>,
+    /// The xAI API base (default `https://api.x.ai/v1`).
+    pub api_url: Option<String>,
+}
+
+/// The xAI account of `:yetibot :xai`: the key and the API base that `gi` and the fallback
+/// Grok provider use.
+#[derive(Clone)]
+pub struct XaiAccount {
+    api_url: String,
+    key: Secret,
+}
+
+impl std::fmt::Debug for XaiAccount {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("XaiAccount")
+            .field("api_url", &self.api_url)
+            .field("key", &"[redacted]")
+            .finish()
+    }
+}
+
+impl XaiAccount {
+    /// The account `key` at the API base `api_url` (a trailing `/` is ignored). The caller
+    /// has validated the URL (see [`xai_account`]).
+    #[must_use]
+    pub fn new(api_url: &str, key: Secret) -> Self {
+        Self {
+            api_url: api_url.trim_end_matches('/').to_owned(),
+            key,
+        }
+    }
+
+    /// The API base.
+    #[must_use]
+    pub fn api_url(&self) -> &str {
+        &self.api_url
+    }
+
+    /// The key.
+    #[must_use]
+    pub fn key(&self) -> &Secret {
+        &self.key
+    }
+}
+
+/// The xAI account, when `:key` is set.
+///
+/// # Errors
+///
+/// A blank key, or an unusable `:api-url` (HTTPS, or plain HTTP to a loopback address; no
+/// credentials, query or fragment), with paths relative to the `:xai` map and reasons that
+/// never quote a value.
+pub fn xai_account(config: &XaiConfig) -> Result<Option<XaiAccount>, Vec<Error>> {
+    let mut errors = Vec::new();
+    let api_url = config.api_url.as_deref().unwrap_or(crate::XAI_BASE_URL);
+    if let Err(reason) = check_api_url(api_url) {
+        errors.push(Error::new("api-url", reason));
+    }
+    if config
+        .key
+        .as_ref()
+        .is_some_and(|key| key.expose().trim().is_empty())
+    {
+        errors.push(Error::new("key", "must not be blank"));
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(config
+        .key
+        .as_ref()
+        .map(|key| XaiAccount::new(api_url, key.clone())))
 }
 
 /// `:yetibot :release-info`: where `release_info`'s `latest` view reads the project's

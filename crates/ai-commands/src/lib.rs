@@ -9,6 +9,8 @@ pub mod cost;
 mod delegate;
 pub mod flags;
 mod free;
+mod gi;
+mod images;
 mod listing;
 mod meme;
 mod meta;
@@ -28,8 +30,8 @@ pub mod limits;
 
 pub use command::commands;
 pub use config::{
-    ImgflipConfig, IntentRouter, IntentRouterConfig, ReleaseFeed, ReleaseInfoConfig, XaiConfig,
-    imgflip_account, release_feed,
+    ImgflipConfig, IntentRouter, IntentRouterConfig, ReleaseFeed, ReleaseInfoConfig, XaiAccount,
+    XaiConfig, imgflip_account, release_feed, xai_account,
 };
 pub use meme::{DEFAULT_IMGFLIP_API_URL, ImgflipAccount};
 pub use meta::{AnswerMeta, TokenCounts};

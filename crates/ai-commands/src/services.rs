@@ -48,6 +48,8 @@ pub struct AiServices {
     pub(crate) images: Option<yetibot_image_fetch::Fetcher>,
     /// The Imgflip account of `meme`.
     pub(crate) imgflip: Option<crate::meme::ImgflipAccount>,
+    /// The xAI account of `gi`.
+    pub(crate) xai: Option<crate::config::XaiAccount>,
 }
 
 impl std::fmt::Debug for AiServices {
@@ -87,6 +89,7 @@ impl AiServices {
             workers: None,
             images: None,
             imgflip: None,
+            xai: None,
             threads: crate::thread::ThreadStore::default(),
         }
     }
@@ -124,6 +127,14 @@ impl AiServices {
     #[must_use]
     pub fn with_imgflip(mut self, account: crate::meme::ImgflipAccount) -> Self {
         self.imgflip = Some(account);
+        self
+    }
+
+    /// The xAI account the `gi` command and tool make images with (independent of any
+    /// chat provider's key).
+    #[must_use]
+    pub fn with_image_generation(mut self, account: crate::config::XaiAccount) -> Self {
+        self.xai = Some(account);
         self
     }
 

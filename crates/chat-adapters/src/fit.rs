@@ -119,6 +119,13 @@ pub fn fit(answer: &Answer, limits: &Limits) -> Vec<Outgoing> {
     } else {
         admitted_messages(answer, limits)
     };
+    // Each file (a generated image) is a message of its own after the text, so that every
+    // platform can post it as an upload.
+    for file in &answer.files {
+        let mut message = Outgoing::text(Role::Answer, "");
+        message.attachment = Some(file.clone());
+        out.push(message);
+    }
     if out.is_empty() {
         return out;
     }
@@ -188,11 +195,11 @@ fn admitted_messages(answer: &Answer, limits: &Limits) -> Vec<Outgoing> {
                 .collect::<Vec<_>>()
                 .join("\n\n");
             let mut message = Outgoing::text(Role::Answer, excerpt(&whole, card));
-            message.attachment = Some(Attachment {
-                name: ANSWER_FILE.to_owned(),
-                media_type: "text/markdown; charset=utf-8",
-                content: whole,
-            });
+            message.attachment = Some(Attachment::text(
+                ANSWER_FILE,
+                "text/markdown; charset=utf-8",
+                whole,
+            ));
             out.push(message);
         }
         (Some(_), shown) => out.extend(
@@ -245,11 +252,11 @@ fn adapter_split(text: &[&String], limits: &Limits) -> Vec<Outgoing> {
         .join("\n\n");
     // An excerpt of about half a message, so that it and its note fit in one.
     let mut message = Outgoing::text(Role::Answer, excerpt(&whole, limits.chunk_units * 2));
-    message.attachment = Some(Attachment {
-        name: ANSWER_FILE.to_owned(),
-        media_type: "text/markdown; charset=utf-8",
-        content: whole,
-    });
+    message.attachment = Some(Attachment::text(
+        ANSWER_FILE,
+        "text/markdown; charset=utf-8",
+        whole,
+    ));
     vec![message]
 }
 
@@ -366,8 +373,31 @@ mod tests {
     use crate::reply::Button;
     use proptest::prelude::*;
 
+    #[test]
+    fn files_follow_the_text_as_messages_of_their_own_with_the_buttons_last() {
+        let mut with_image = answer(&["a cat"]);
+        let image = Attachment {
+            name: "gi-1.png".into(),
+            media_type: "image/png",
+            content: vec![0x89, b'P', b'N', b'G'].into(),
+        };
+        with_image.files = vec![image.clone()];
+        let out = fit(&with_image, &Limits::DISCORD);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].text, "a cat");
+        assert!(out[0].buttons.is_empty() && out[0].attachment.is_none());
+        assert_eq!(out[1].text, "");
+        assert_eq!(out[1].attachment.as_ref(), Some(&image));
+        assert_eq!(out[1].buttons.len(), 1);
+        assert!(out[1].caption.is_some());
+        with_image.error = true;
+        let out = fit(&with_image, &Limits::DISCORD);
+        assert_eq!(out.last().and_then(|m| m.attachment.as_ref()), Some(&image));
+    }
+
     fn answer(messages: &[&str]) -> Answer {
         Answer {
+            files: Vec::new(),
             messages: messages.iter().map(|m| (*m).to_owned()).collect(),
             caption: Some("m1 · 0.4 s · cost n/a".into()),
             error: false,
@@ -395,7 +425,7 @@ mod tests {
         assert_eq!(out.len(), 1);
         let file = out[0].attachment.as_ref().expect("answer.md");
         assert_eq!(file.name, "answer.md");
-        assert_eq!(file.content, text);
+        assert_eq!(&*file.content, text.as_bytes());
         assert!(out[0].text.starts_with("# Title"));
         assert!(out[0].text.ends_with(EXCERPT_NOTE));
         assert!(units(&out[0].text) <= 4_000);
@@ -442,7 +472,7 @@ mod tests {
         assert!(units(&out[0].text) <= 16_000);
         let file = out[0].attachment.as_ref().expect("answer.md");
         assert_eq!(file.name, ANSWER_FILE);
-        assert_eq!(file.content, long);
+        assert_eq!(&*file.content, long.as_bytes());
         assert_eq!(
             fit(&answer(&[&long]), &Limits::DISCORD)[0].text,
             OVERFLOW_NOTICE
@@ -502,7 +532,10 @@ mod tests {
         assert_eq!(out.len(), 1);
         let file = out[0].attachment.as_ref().expect("answer.md");
         assert_eq!(
-            (file.name.as_str(), file.content.as_str()),
+            (
+                file.name.as_str(),
+                std::str::from_utf8(&file.content).unwrap()
+            ),
             (ANSWER_FILE, long.as_str())
         );
         assert!(out[0].text.starts_with("# Notes") && out[0].text.ends_with(EXCERPT_NOTE));
@@ -545,7 +578,7 @@ mod tests {
             let out = fit(&answer(&[text]), &Limits::DISCORD);
             assert_eq!(out.len(), 1);
             let file = out[0].attachment.as_ref().expect("answer.md");
-            assert_eq!(file.content, text, "the exact original text");
+            assert_eq!(&*file.content, text.as_bytes(), "the exact original text");
             assert!(out[0].text.ends_with(EXCERPT_NOTE));
         }
     }
@@ -566,7 +599,7 @@ mod tests {
             let out = fit(&answer(&[&text]), &Limits::DISCORD);
             if admitted(&answer(&[&text]), &Limits::DISCORD) && !text.is_empty() {
                 let shown: String = match &out[0].attachment {
-                    Some(file) => file.content.clone(),
+                    Some(file) => String::from_utf8(file.content.to_vec()).unwrap(),
                     None => out.iter().map(|m| m.text.as_str()).collect(),
                 };
                 prop_assert_eq!(shown, text);

@@ -15,6 +15,9 @@ pub struct Answer {
     pub error: bool,
     /// The buttons under the answer's last message.
     pub buttons: Vec<Button>,
+    /// Files that go with the answer (generated images), each posted as a message of its
+    /// own after the text, as an upload where the platform takes one.
+    pub files: Vec<Attachment>,
 }
 
 /// A button under a message. The token is opaque to the adapter and comes back in the
@@ -35,15 +38,43 @@ impl Button {
     }
 }
 
-/// A file sent with a message.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A file sent with a message: a long answer as `answer.md`, or a generated image.
+#[derive(Clone, PartialEq, Eq)]
 pub struct Attachment {
     /// The file name, e.g. `answer.md`.
     pub name: String,
-    /// Its media type, e.g. `text/markdown; charset=utf-8`.
+    /// Its media type, e.g. `text/markdown; charset=utf-8` or `image/png`.
     pub media_type: &'static str,
-    /// The file's content.
-    pub content: String,
+    /// The file's content (shared, so an image is not copied per platform message).
+    pub content: std::sync::Arc<[u8]>,
+}
+
+impl std::fmt::Debug for Attachment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Attachment")
+            .field("name", &self.name)
+            .field("media_type", &self.media_type)
+            .field("bytes", &self.content.len())
+            .finish()
+    }
+}
+
+impl Attachment {
+    /// A text file.
+    #[must_use]
+    pub fn text(name: impl Into<String>, media_type: &'static str, text: String) -> Self {
+        Self {
+            name: name.into(),
+            media_type,
+            content: text.into_bytes().into(),
+        }
+    }
+
+    /// Whether it is an image the platform may show inline.
+    #[must_use]
+    pub fn is_image(&self) -> bool {
+        self.media_type.starts_with("image/")
+    }
 }
 
 /// What kind of message an [`Outgoing`] is, so that adapters can style it and route it.

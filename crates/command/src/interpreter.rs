@@ -35,6 +35,9 @@ pub struct Reply {
     pub meta: Option<Arc<ReplyMeta>>,
     /// Warnings shown beside the value (see [`Piped::notes`]).
     pub notes: Vec<String>,
+    /// The files the line's commands made (generated images), in the order they were
+    /// made; a failed line keeps the files made before it failed.
+    pub files: Vec<crate::ReplyFile>,
 }
 
 impl Reply {
@@ -45,6 +48,7 @@ impl Reply {
             error: Some(error),
             meta: None,
             notes: Vec::new(),
+            files: Vec::new(),
         }
     }
 
@@ -145,6 +149,8 @@ struct Budget {
     /// The structured data of a command's error (a tool loop's failure trace) with that
     /// error's message: it is the reply's data only if that error is what stopped the line.
     error_data: std::sync::Mutex<Option<(String, Value)>>,
+    /// The files the line's commands made for its reply.
+    files: crate::files::Files,
 }
 
 impl Budget {
@@ -152,6 +158,7 @@ impl Budget {
         Self {
             left: AtomicUsize::new(MAX_COMMAND_RUNS),
             error_data: std::sync::Mutex::new(None),
+            files: crate::files::Files::default(),
         }
     }
 
@@ -241,6 +248,7 @@ impl From<Piped> for Reply {
             error: None,
             meta: piped.meta,
             notes: piped.notes,
+            files: Vec::new(),
         }
     }
 }
@@ -300,6 +308,14 @@ impl Reach for Dispatched<'_> {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         random.index_below(bound.max(1)) % bound.max(1)
+    }
+
+    fn attach_file(&self, file: crate::ReplyFile) -> Result<(), crate::FileError> {
+        self.scope.budget.files.add(file)
+    }
+
+    fn file_slots_left(&self) -> usize {
+        self.scope.budget.files.slots_left()
     }
 
     fn run_stage(&self, line: String, input: Piped) -> BoxFuture<'_, Result<Piped, Stopped>> {
@@ -496,6 +512,7 @@ impl Interpreter {
             };
             if let Ok(piped) = self.eval(&expr, &scope).await {
                 let mut reply = Reply::from(piped);
+                reply.files = budget.files.take();
                 reply.present(&self.secrets);
                 replies.push((expr.to_line(), reply));
             }
@@ -553,6 +570,7 @@ impl Interpreter {
                 ..Reply::failed(error)
             },
         };
+        reply.files = budget.files.take();
         reply.present(&self.secrets);
         reply
     }

@@ -4,6 +4,7 @@ mod caller;
 mod commands;
 mod config;
 mod error;
+mod files;
 mod hygiene;
 mod interpreter;
 pub mod limits;
@@ -21,6 +22,7 @@ pub use config::{
     local_caller,
 };
 pub use error::{ConfigError, Stopped};
+pub use files::{FileError, ReplyFile};
 pub use interpreter::{Interpreter, Reply, Settings};
 pub use platform::{
     LiveText, Platform, PlatformError, Progress, Step, StepOutcome, ThreadError, ThreadMessage,

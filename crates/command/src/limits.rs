@@ -24,6 +24,10 @@ pub const MAX_REMEMBERED_CHANNELS: usize = 1024;
 pub const MAX_REMEMBERED_BYTES: usize = MAX_LINE_BYTES;
 /// The most users per channel whose last command [`Recent`](crate::Recent) remembers.
 pub const MAX_REMEMBERED_USERS: usize = 256;
+/// The most files (generated images) one reply carries.
+pub const MAX_REPLY_FILES: usize = 4;
+/// The largest file a reply carries, in bytes.
+pub const MAX_REPLY_FILE_BYTES: usize = 8 * 1024 * 1024;
 /// The most image messages one answer posts.
 pub const MAX_IMAGE_MESSAGES: usize = 30;
 /// How many messages `history` shows without a following stage.

@@ -86,6 +86,8 @@ pub(crate) trait Reach: Send + Sync {
     fn history(&self) -> Option<&dyn HistoryStore>;
     fn prefix(&self) -> &str;
     fn random_index(&self, bound: usize) -> usize;
+    fn attach_file(&self, file: crate::ReplyFile) -> Result<(), crate::FileError>;
+    fn file_slots_left(&self) -> usize;
     fn run_stage(&self, line: String, input: Piped) -> BoxFuture<'_, Result<Piped, Stopped>>;
     fn run_expression<'s>(
         &'s self,
@@ -179,6 +181,24 @@ impl<'a> Runner<'a> {
     #[must_use]
     pub fn random_index(&self, bound: usize) -> usize {
         self.0.random_index(bound)
+    }
+
+    /// Sends `file` with the line's reply (a generated image): the reply carries the files
+    /// of every stage, and a platform delivers them with the answer.
+    ///
+    /// # Errors
+    ///
+    /// [`FileError::TooMany`](crate::FileError::TooMany) when the reply already carries
+    /// [`MAX_REPLY_FILES`](crate::limits::MAX_REPLY_FILES).
+    pub fn attach_file(&self, file: crate::ReplyFile) -> Result<(), crate::FileError> {
+        self.0.attach_file(file)
+    }
+
+    /// How many more files the line's reply may carry: a command that pays for a file
+    /// asks before it makes one.
+    #[must_use]
+    pub fn file_slots_left(&self) -> usize {
+        self.0.file_slots_left()
     }
 
     /// Runs one command line (no pipes are split: `line` is a single stage) with `input` as

@@ -841,6 +841,15 @@ fn answer(reply: &Reply, token: &str, details: bool) -> Answer {
         caption: reply.meta.as_ref().map(|meta| meta.caption.clone()),
         error: reply.error.is_some(),
         buttons,
+        files: reply
+            .files
+            .iter()
+            .map(|file| yetibot_chat_adapters::Attachment {
+                name: file.name().to_owned(),
+                media_type: file.media_type(),
+                content: std::sync::Arc::clone(file.bytes()),
+            })
+            .collect(),
     }
 }
 
@@ -854,6 +863,7 @@ fn timed_out(deadline: Duration) -> Reply {
         )),
         meta: None,
         notes: Vec::new(),
+        files: Vec::new(),
     }
 }
 

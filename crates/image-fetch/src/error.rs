@@ -209,6 +209,14 @@ pub enum FetchError {
         /// The host.
         host: String,
     },
+    /// Text that should hold an image in base64 does not.
+    #[error("image {image} from {host} is not valid base64")]
+    BadEncoding {
+        /// Position in the batch.
+        image: usize,
+        /// The host.
+        host: String,
+    },
     /// The body is not a PNG, JPEG or WebP image.
     #[error("image {image} from {host} is not a PNG, JPEG or WebP image")]
     UnsupportedFormat {
@@ -267,6 +275,7 @@ impl FetchError {
             | Self::ConnectionLost { image, .. }
             | Self::ImageTooLarge { image, .. }
             | Self::BatchTooLarge { image, .. }
+            | Self::BadEncoding { image, .. }
             | Self::UnsupportedFormat { image, .. }
             | Self::TooManyPixels { image, .. }
             | Self::BadDimensions { image, .. }

@@ -446,6 +446,33 @@ impl Image {
     }
 }
 
+impl Image {
+    /// An image sent inline as base64 text (an image API's `b64_json`), optionally as a
+    /// `data:<type>;base64,` URL, held to the rules of [`Image::from_bytes`]. The text is
+    /// refused before decoding when it would decode to more than 4 MiB.
+    ///
+    /// # Errors
+    ///
+    /// [`FetchError::BadEncoding`] for text that is not standard, padded base64 (or is too
+    /// long to be an accepted image), else the errors of [`Image::from_bytes`].
+    pub fn from_base64(position: usize, source: &str, text: &str) -> Result<Self, FetchError> {
+        let bad = || FetchError::BadEncoding {
+            image: position,
+            host: source.to_owned(),
+        };
+        let text = match text.strip_prefix("data:") {
+            Some(url) => url
+                .split_once(";base64,")
+                .map(|(_, data)| data)
+                .ok_or_else(bad)?,
+            None => text,
+        };
+        let bytes =
+            crate::image::decode_base64(text, crate::limits::MAX_IMAGE_BYTES).ok_or_else(bad)?;
+        Self::from_bytes(position, source, &bytes)
+    }
+}
+
 impl Failure {
     fn into_error(self, image: usize, host: &str) -> FetchError {
         let host = host.to_owned();

@@ -125,6 +125,47 @@ fn base64(bytes: &[u8]) -> String {
     out
 }
 
+/// Decodes standard, padded base64 (RFC 4648) of at most `max_bytes` bytes; `None` for
+/// anything else, including text too long to decode within the bound. One pass, no
+/// allocation beyond the output.
+pub(crate) fn decode_base64(text: &str, max_bytes: usize) -> Option<Vec<u8>> {
+    let text = text.as_bytes();
+    if !text.len().is_multiple_of(4) || text.len() / 4 * 3 > max_bytes + 2 {
+        return None;
+    }
+    let value = |c: u8| -> Option<u32> {
+        Some(u32::from(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        }))
+    };
+    let mut out = Vec::with_capacity(text.len() / 4 * 3);
+    let groups = text.len() / 4;
+    for (i, group) in text.chunks_exact(4).enumerate() {
+        let last = i + 1 == groups;
+        let padding = group.iter().rev().take_while(|&&c| c == b'=').count();
+        if padding > 2 || (padding > 0 && !last) {
+            return None;
+        }
+        let mut n = 0u32;
+        for &c in &group[..4 - padding] {
+            n = n << 6 | value(c)?;
+        }
+        n <<= 6 * padding as u32;
+        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        // Bits below the last whole byte must be zero in canonical base64.
+        if (padding == 1 && bytes[2] != 0) || (padding == 2 && bytes[1] != 0) {
+            return None;
+        }
+        out.extend_from_slice(&bytes[..3 - padding]);
+    }
+    (out.len() <= max_bytes).then_some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,7 +233,28 @@ mod tests {
         fn base64_decodes_back_to_the_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
             let encoded = base64(&bytes);
             prop_assert_eq!(encoded.len(), bytes.len().div_ceil(3) * 4);
-            prop_assert_eq!(decode(&encoded), Some(bytes));
+            prop_assert_eq!(decode(&encoded), Some(bytes.clone()));
+            prop_assert_eq!(decode_base64(&encoded, 300), Some(bytes));
         }
+
+        #[test]
+        fn the_decoder_agrees_with_the_reference_on_any_text(text in "[A-Za-z0-9+/=]{0,40}|\\PC{0,40}") {
+            prop_assert_eq!(decode_base64(&text, 1 << 20), decode(&text));
+        }
+    }
+
+    #[test]
+    fn decoding_refuses_what_is_too_long_or_not_canonical() {
+        assert_eq!(decode_base64("aGk=", 2), Some(b"hi".to_vec()));
+        assert_eq!(decode_base64("aGk=", 1), None);
+        assert_eq!(decode_base64("aGl=", 8), None, "non-zero trailing bits");
+        assert_eq!(decode_base64("aG=k", 8), None);
+        assert_eq!(decode_base64("aGk", 8), None);
+        assert_eq!(
+            decode_base64("aGk=aGk=", 8),
+            None,
+            "padding only at the end"
+        );
+        assert_eq!(decode_base64(&"A".repeat(4_000_000), 1000), None);
     }
 }

@@ -81,9 +81,17 @@ pub fn ai_services(
         .providers
         .get(yetibot_ai_commands::GROK_PROVIDER)
         .is_some();
-    Ok(match &config.xai_key {
-        Some(key) if !grok_configured => {
-            let provider = yetibot_ai_commands::xai_provider(key, None).map_err(|problems| {
+    let services = match &config.xai {
+        Some(account) => services.with_image_generation(account.clone()),
+        None => services,
+    };
+    Ok(match &config.xai {
+        Some(account) if !grok_configured => {
+            let provider = yetibot_ai_commands::xai_provider(
+                account.key(),
+                Some(account.api_url()),
+            )
+            .map_err(|problems| {
                 let reasons: Vec<String> = problems.iter().map(ToString::to_string).collect();
                 WireError::Client(reasons.join("; "))
             })?;
@@ -232,10 +240,64 @@ fn seed() -> u64 {
     std::collections::hash_map::RandomState::new().hash_one(std::process::id())
 }
 
+/// What became of a reply's files in a one-shot run: a line for each, and whether every
+/// file asked to be saved was.
+#[derive(Debug, Default)]
+pub struct SavedFiles {
+    /// One line per file: where it was saved, or that it was not.
+    pub lines: Vec<String>,
+    /// False when a file could not be saved.
+    pub ok: bool,
+}
+
+/// Saves `files` into the existing directory `dir` under their names (a file already there
+/// is replaced), or, without a directory, lists them. Names were checked when the files
+/// were made (ASCII letters, digits, `.`, `-`, `_`; no leading dot), so none leaves `dir`.
+#[must_use]
+pub fn save_files(
+    files: &[yetibot_command::ReplyFile],
+    dir: Option<&std::path::Path>,
+) -> SavedFiles {
+    let mut saved = SavedFiles {
+        lines: Vec::new(),
+        ok: true,
+    };
+    for file in files {
+        let what = format!(
+            "{} ({}, {} bytes)",
+            file.name(),
+            file.media_type(),
+            file.bytes().len()
+        );
+        match dir {
+            None => saved
+                .lines
+                .push(format!("file: {what}; pass --files-dir DIR to save it")),
+            Some(dir) => {
+                let path = dir.join(file.name());
+                match std::fs::write(&path, &**file.bytes()) {
+                    Ok(()) => saved
+                        .lines
+                        .push(format!("file: {what} saved to {}", path.display())),
+                    Err(error) => {
+                        saved.ok = false;
+                        saved.lines.push(format!(
+                            "file: {what} could not be saved in the directory given ({})",
+                            error.kind()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    saved
+}
+
 /// A reply as one JSON object for scripts: `{"value": ..., "data": ..., "error": ...}`,
 /// where `value` and `data` are the JSON of the shown value and the data (numbers exactly as
 /// the commands produced them; `null` when absent) and `error` the chat text of the error;
-/// `notes` (only when there are any) lists the warnings shown beside the value; a model's
+/// `notes` (only when there are any) lists the warnings shown beside the value, `files`
+/// (likewise) the name, media type and size of each file the reply carries; a model's
 /// answer adds `meta` (provider, model, duration, tool calls, usage, cost label).
 #[must_use]
 pub fn reply_json(reply: &yetibot_command::Reply) -> String {
@@ -252,12 +314,26 @@ pub fn reply_json(reply: &yetibot_command::Reply) -> String {
         || "null".to_owned(),
         |e| serde_json::Value::String(e.to_owned()).to_string(),
     );
-    // Notes only when there are some, so that the common shape stays as it was.
-    let notes = if reply.notes.is_empty() {
+    // Notes and files only when there are some, so that the common shape stays as it was.
+    let mut notes = if reply.notes.is_empty() {
         String::new()
     } else {
         format!(r#","notes":{}"#, serde_json::json!(reply.notes))
     };
+    if !reply.files.is_empty() {
+        let files: Vec<serde_json::Value> = reply
+            .files
+            .iter()
+            .map(|file| {
+                serde_json::json!({
+                    "name": file.name(),
+                    "media_type": file.media_type(),
+                    "bytes": file.bytes().len(),
+                })
+            })
+            .collect();
+        notes.push_str(&format!(r#","files":{}"#, serde_json::Value::Array(files)));
+    }
     match &reply.meta {
         Some(meta) => format!(
             r#"{{"value":{value},"data":{data},"error":{error}{notes},"meta":{}}}"#,

@@ -39,6 +39,10 @@ enum Command {
         /// Print `{"value": ..., "data": ..., "error": ...}` instead of chat text.
         #[arg(long)]
         json: bool,
+        /// Save the files the reply carries (generated images) into this existing
+        /// directory, under their names; without it they are only listed on stderr.
+        #[arg(long, value_name = "DIR")]
+        files_dir: Option<std::path::PathBuf>,
         /// The command line, prefix optional; several words are joined with spaces.
         #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
         expression: Vec<String>,
@@ -78,7 +82,11 @@ fn main() -> ExitCode {
     match cli.command.unwrap_or(Command::Serve) {
         Command::CheckConfig => check_config(),
         Command::Serve => serve_until_stopped(format),
-        Command::Run { json, expression } => run_once(&expression.join(" "), json, format),
+        Command::Run {
+            json,
+            files_dir,
+            expression,
+        } => run_once(&expression.join(" "), json, files_dir.as_deref(), format),
         Command::Doctor { no_probe } => run_doctor(no_probe, format),
         Command::ConsoleUrl { rotate } => console_url(rotate),
     }
@@ -165,7 +173,12 @@ fn run_doctor(no_probe: bool, format: logging::Format) -> ExitCode {
 }
 
 /// `yetibot run`: one expression, answered on standard output.
-fn run_once(expression: &str, json: bool, format: logging::Format) -> ExitCode {
+fn run_once(
+    expression: &str,
+    json: bool,
+    files_dir: Option<&std::path::Path>,
+    format: logging::Format,
+) -> ExitCode {
     let config = match load() {
         Ok(config) => config,
         Err(invalid) => return report_invalid(&invalid),
@@ -232,7 +245,12 @@ fn run_once(expression: &str, json: bool, format: logging::Format) -> ExitCode {
             let _ = writeln!(stdout, "{message}");
         }
     }
-    if reply.error.is_some() {
+    let saved = yetibot_bin::commands::save_files(&reply.files, files_dir);
+    let mut stderr = std::io::stderr().lock();
+    for line in &saved.lines {
+        let _ = writeln!(stderr, "{line}");
+    }
+    if reply.error.is_some() || !saved.ok {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS

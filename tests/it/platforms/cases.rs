@@ -6,8 +6,8 @@ use std::time::Duration;
 use super::Person::{Alice, Bob, Mallory};
 use super::Sender::{Myself, OtherBot, Webhook};
 use super::Step::{
-    Delivered, Edit, Fault, Model, ModelCalls, Posts, PostsApart, Press, Redeliver, Say, SayAs,
-    ShownOnce, Shows, ShowsInPlace,
+    Delivered, Edit, Fault, Model, ModelCalls, ModelReply, Posts, PostsApart, Press, Redeliver,
+    Say, SayAs, ShownOnce, Shows, ShowsInPlace, Uploaded,
 };
 use super::{Case, Fault as Failing};
 
@@ -146,5 +146,42 @@ pub(crate) fn buttons_are_checked_per_user() -> Case {
             "Only alice can run this command again.",
             "Only alice can confirm this rerun.",
         ]),
+    ]
+}
+
+/// `gi` makes an image, which reaches the channel as an upload of exactly its bytes, after
+/// the text that names it.
+pub(crate) fn generated_images_are_uploaded() -> Case {
+    vec![
+        Say(Alice, "!gi a yeti commuting by helicopter"),
+        Uploaded(provider_fixture::xai_images::GENERATED_PNG),
+        ShownOnce("Generated image gi-"),
+        ModelCalls(0),
+    ]
+}
+
+/// A model that calls the `gi` tool answers with its text, and the image it made goes with
+/// the answer.
+pub(crate) fn a_model_s_generated_image_goes_with_its_answer() -> Case {
+    let call = serde_json::json!({
+        "choices": [{
+            "message": {"role": "assistant", "content": null, "tool_calls": [{
+                "id": "c1", "type": "function",
+                "function": {"name": "yetibot__gi", "arguments": "{\"prompt\":\"a yeti on a helicopter\"}"}
+            }]},
+            "finish_reason": "tool_calls",
+        }],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 3},
+    });
+    vec![
+        ModelReply(call.to_string()),
+        Model("Here is your yeti on a helicopter.".to_owned()),
+        Say(
+            Alice,
+            "!ai Generate a picture of Yetibot commuting by helicopter.",
+        ),
+        Uploaded(provider_fixture::xai_images::GENERATED_PNG),
+        ShownOnce("Here is your yeti on a helicopter."),
+        ModelCalls(2),
     ]
 }

@@ -196,6 +196,15 @@ impl Platform for OnDiscord {
             .collect()
     }
 
+    fn uploads(&self) -> Vec<Vec<u8>> {
+        self.fake
+            .visible(CHANNEL)
+            .into_iter()
+            .filter_map(|m| m.file)
+            .map(|(_, bytes)| bytes)
+            .collect()
+    }
+
     fn posts(&self) -> Vec<Instant> {
         self.fake
             .requests_to("POST", POSTS)

@@ -105,6 +105,8 @@ pub(crate) trait Platform: Sized {
     fn shown(&self) -> Vec<Shown>;
     /// The files uploaded to the channel: their contents.
     fn files(&self) -> Vec<String>;
+    /// The files uploaded to the channel: their bytes.
+    fn uploads(&self) -> Vec<Vec<u8>>;
     /// When each request that creates a message arrived, faulted ones included.
     fn posts(&self) -> Vec<Instant>;
     /// Waits until `check` holds of the platform, or for [`PATIENCE`] at most.
@@ -122,6 +124,8 @@ pub(crate) const PATIENCE: Duration = Duration::from_secs(9);
 pub(crate) enum Step {
     /// Queues the model's next answer (the last one queued answers every later request).
     Model(String),
+    /// Queues the model's next reply as this raw Chat Completions body (a tool call).
+    ModelReply(String),
     /// A person sends a message.
     Say(Person, &'static str),
     /// A bot, a webhook or this bot sends a message.
@@ -144,6 +148,8 @@ pub(crate) enum Step {
     /// Once the bot is idle, every line of this text reached the channel, in a message or
     /// an uploaded file.
     Delivered(String),
+    /// Once the bot is idle, a file of exactly these bytes was uploaded to the channel.
+    Uploaded(&'static [u8]),
     /// The model was asked this many times in all.
     ModelCalls(usize),
     /// Message-creating requests sent in all, faulted ones included.
@@ -160,6 +166,7 @@ pub(crate) async fn run<P: Platform>(case: Case) {
     let provider = Fixture::start().await.expect("provider");
     // No status cards: the cases are about answers, and a card's timing would make the
     // channel's contents depend on the machine's speed.
+    provider_fixture::xai_images::XaiImages::new(crate::support::XAI_KEY).mount(&provider, "/x/v1");
     let (bot, intake) = Bot::start(&provider, Duration::from_secs(3_600));
     let mut platform = P::start(intake).await;
     let mut said: Option<String> = None;
@@ -175,6 +182,7 @@ pub(crate) async fn run<P: Platform>(case: Case) {
                 "/v1/chat/completions",
                 Reply::json(script::chat_completion(&text)),
             ),
+            Step::ModelReply(body) => provider.route("/v1/chat/completions", Reply::json(body)),
             Step::Say(who, text) => {
                 let id = platform.say(who, text);
                 if who == Person::Alice {
@@ -228,6 +236,18 @@ pub(crate) async fn run<P: Platform>(case: Case) {
                 platform.until(&at, all).await;
                 bot.settle().await;
                 assert!(all(&platform), "{at}: {:#?}", platform.shown());
+                seen = platform.shown();
+                well_behaved(&seen, &at);
+            }
+            Step::Uploaded(bytes) => {
+                let uploaded = |p: &P| p.uploads().iter().any(|file| file.as_slice() == bytes);
+                platform.until(&at, uploaded).await;
+                bot.settle().await;
+                assert!(
+                    uploaded(&platform),
+                    "{at}: {} uploads",
+                    platform.uploads().len()
+                );
                 seen = platform.shown();
                 well_behaved(&seen, &at);
             }
@@ -320,4 +340,6 @@ suite!(
     long_answers_fit_the_platform,
     edits_replace_the_answer,
     buttons_are_checked_per_user,
+    generated_images_are_uploaded,
+    a_model_s_generated_image_goes_with_its_answer,
 );

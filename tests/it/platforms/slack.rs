@@ -223,6 +223,14 @@ impl Platform for OnSlack {
             .collect()
     }
 
+    fn uploads(&self) -> Vec<Vec<u8>> {
+        self.fake
+            .calls("upload")
+            .into_iter()
+            .filter_map(|c| serde_json::from_value(c.body["bytes"].clone()).ok())
+            .collect()
+    }
+
     fn posts(&self) -> Vec<Instant> {
         self.fake
             .calls("chat.postMessage")

@@ -9,6 +9,7 @@ mod reply;
 pub mod script;
 mod server;
 pub mod workers;
+pub mod xai_images;
 
 pub use reply::{End, Reply};
 pub use server::{Fixture, Recorded};

@@ -475,7 +475,7 @@ async fn web_api(
         (
             "upload".to_owned(),
             json!({"file": upload, "length": bytes.len(),
-            "content": String::from_utf8_lossy(&bytes)}),
+            "content": String::from_utf8_lossy(&bytes), "bytes": bytes.to_vec()}),
         )
     } else {
         let method = path.strip_prefix("/api/").unwrap_or(&path).to_owned();

@@ -15,7 +15,8 @@ use yetibot_command::{Call, CommandSpec, Handler, Hints, Outcome};
 
 use super::schema::{self, Preset, Strictness};
 use super::wire::Model;
-use super::{Failure, Job, MAX_SCHEMA_CHARS, MAX_STATE_CHARS, images};
+use super::{Failure, Job, MAX_SCHEMA_CHARS, MAX_STATE_CHARS};
+use crate::images;
 use crate::services::AiServices;
 
 /// The longest readable answer line, in characters.

@@ -10,7 +10,6 @@
 //! Neither ever enables the intent router, reaches an MCP server or touches a repository.
 
 pub(crate) mod command;
-pub(crate) mod images;
 pub(crate) mod schema;
 pub(crate) mod tool;
 pub(crate) mod wire;
@@ -41,7 +40,7 @@ pub(crate) struct Job {
     pub(crate) model: Model,
     pub(crate) state: Value,
     pub(crate) schema: Map<String, Value>,
-    pub(crate) images: Vec<EmbeddedImage>,
+    pub(crate) images: Vec<yetibot_image_fetch::Image>,
 }
 
 /// A finished run: the reply, redacted of every credential the request knew.
@@ -127,7 +126,8 @@ pub(crate) async fn run(
         token,
         secrets,
     } = credentials;
-    let body = wire::body(job.model, &job.state, &job.schema, &job.images);
+    let embedded: Vec<EmbeddedImage> = job.images.iter().map(EmbeddedImage::of).collect();
+    let body = wire::body(job.model, &job.state, &job.schema, &embedded);
     let result = services
         .client
         .run_workers_model(&account, &token, job.model.catalog_id(), &body)

@@ -9,8 +9,9 @@ use yetibot_tool_policy::Execution;
 
 use super::schema::{self, Strictness};
 use super::wire::Model;
-use super::{Failure, Job, images};
+use super::{Failure, Job};
 use crate::args::ToolArgs;
+use crate::images;
 use crate::services::AiServices;
 
 // The longest arguments text, schema and escaping included: the shared catalog's bound,

@@ -58,6 +58,16 @@ pub(crate) struct EmbeddedImage {
     pub(crate) base64: String,
 }
 
+impl EmbeddedImage {
+    /// A loaded image, as the request embeds it.
+    pub(crate) fn of(image: &yetibot_image_fetch::Image) -> Self {
+        Self {
+            content_type: image.media_type(),
+            base64: image.to_base64(),
+        }
+    }
+}
+
 /// The request body.
 pub(crate) fn body(
     model: Model,

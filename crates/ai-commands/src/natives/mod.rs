@@ -29,6 +29,7 @@ use yetibot_tool_policy::{Execution, NativeServices, NativeTool};
 
 use crate::clef::{self, wire::Model};
 use crate::delegate;
+use crate::gi;
 use crate::meme;
 use crate::services::AiServices;
 
@@ -194,7 +195,21 @@ pub(crate) const NATIVES: &[Native] = &[
     Native {
         name: "gi",
         kind: Service,
-        offered: None,
+        offered: Some(Offered {
+            description: gi::tool::DESCRIPTION,
+            schema: gi::tool::schema,
+            needs_history: false,
+            configured: |services| services.xai.is_some(),
+            check: |tool, arguments| gi::tool::read(arguments, tool.secrets).is_ok(),
+            run: |tool, arguments| {
+                Box::pin(gi::tool::run(
+                    tool.delegate.services,
+                    tool.runner,
+                    arguments,
+                    tool.secrets,
+                ))
+            },
+        }),
     },
     Native {
         name: "clef",

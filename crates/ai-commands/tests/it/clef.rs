@@ -23,7 +23,7 @@ use yetibot_redaction::Secret;
 
 const ACCOUNT: &str = "0123456789abcdef0123456789abcdef";
 const CF_TOKEN: &str = "cf-token-canary-7e2b9d41";
-const FILE_TOKEN: &str = "xoxb-file-token-canary";
+pub(crate) const FILE_TOKEN: &str = "xoxb-file-token-canary";
 
 fn run_path(model: &str) -> String {
     format!("/client/v4/accounts/{ACCOUNT}/ai/run/@cf/cloudflare/{model}")
@@ -31,13 +31,13 @@ fn run_path(model: &str) -> String {
 
 /// The image host: `images.test` (and `files.test`, standing in for a platform's file host)
 /// at a public address, serving PNG and JPEG by path and 404 otherwise.
-struct Images {
-    server: Server,
-    dialer: Arc<LoopbackDialer>,
-    fetcher: yetibot_image_fetch::Fetcher,
+pub(crate) struct Images {
+    pub(crate) server: Server,
+    pub(crate) dialer: Arc<LoopbackDialer>,
+    pub(crate) fetcher: yetibot_image_fetch::Fetcher,
 }
 
-async fn images(resolver: Arc<FixedResolver>) -> Images {
+pub(crate) async fn images(resolver: Arc<FixedResolver>) -> Images {
     let pki = Pki::new();
     let server = Server::start(pki.server(&["images.test", "files.test"]), |seen: &Seen| {
         let line = seen.line().to_owned();
@@ -59,7 +59,7 @@ async fn images(resolver: Arc<FixedResolver>) -> Images {
     }
 }
 
-fn public_resolver() -> Arc<FixedResolver> {
+pub(crate) fn public_resolver() -> Arc<FixedResolver> {
     FixedResolver::new()
         .answer("images.test", &[PUBLIC])
         .answer("files.test", &[PUBLIC])
@@ -68,9 +68,9 @@ fn public_resolver() -> Arc<FixedResolver> {
 
 /// A chat message's platform: its attachments, a token for `files.test` only, and the bytes
 /// of the attachments it holds itself (as the console holds its uploads).
-struct Message {
-    attachments: Vec<Attachment>,
-    held: Vec<(String, Arc<[u8]>)>,
+pub(crate) struct Message {
+    pub(crate) attachments: Vec<Attachment>,
+    pub(crate) held: Vec<(String, Arc<[u8]>)>,
 }
 
 impl Platform for Message {
@@ -99,7 +99,7 @@ impl Platform for Message {
     }
 }
 
-fn attachment(name: &str, media_type: &str, url: &str) -> Attachment {
+pub(crate) fn attachment(name: &str, media_type: &str, url: &str) -> Attachment {
     Attachment::new(name, Some(media_type), url, Some(100)).expect("an attachment")
 }
 
@@ -211,7 +211,7 @@ fn shown(reply: &yetibot_command::Reply) -> String {
 }
 
 /// The base64 of `bytes`, decoded back, for comparing what was embedded.
-fn decoded(text: &str) -> Vec<u8> {
+pub(crate) fn decoded(text: &str) -> Vec<u8> {
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut bits = 0u32;
     let mut count = 0;

@@ -3,5 +3,6 @@
 
 mod ai;
 mod clef;
+mod gi;
 mod github;
 mod zen;

@@ -89,10 +89,7 @@ fn card(message: &Outgoing, caption: Option<&str>) -> Payload {
                 spoiler: None,
             }));
         }
-        file = Some((
-            attachment.name.clone(),
-            attachment.content.clone().into_bytes(),
-        ));
+        file = Some((attachment.name.clone(), attachment.content.to_vec()));
     }
     if let Some(caption) = caption {
         inner.push(Component::TextDisplay(TextDisplay {
@@ -205,6 +202,7 @@ mod tests {
 
     fn answer(text: &str) -> Answer {
         Answer {
+            files: Vec::new(),
             messages: vec![text.to_owned()],
             caption: Some("llama3.2 · 0.4 s · cost n/a".into()),
             error: false,
@@ -343,7 +341,7 @@ mod tests {
         message.attachment = Some(Attachment {
             name: "cat.png".into(),
             media_type: "image/png",
-            content: "png".into(),
+            content: b"png".to_vec().into(),
         });
         let payload = &payloads(&message)[0];
         assert_eq!(

@@ -44,11 +44,11 @@ pub(crate) fn render(message: &Outgoing) -> Rendered {
             &to_mrkdwn(&excerpt(&message.text, SECTION_UNITS * 2)),
             SECTION_UNITS,
         );
-        file = Some(Attachment {
-            name: ANSWER_FILE.to_owned(),
-            media_type: "text/markdown; charset=utf-8",
-            content: message.text.clone(),
-        });
+        file = Some(Attachment::text(
+            ANSWER_FILE,
+            "text/markdown; charset=utf-8",
+            message.text.clone(),
+        ));
     }
     if pieces.is_empty() && !message.buttons.is_empty() {
         pieces.push(String::new());
@@ -124,6 +124,9 @@ mod tests {
         let text = "| a | b |\n|---|---|\n".to_owned() + &"| x | y |\n".repeat(6_000);
         let rendered = render(&Outgoing::text(Role::Answer, text.clone()));
         assert!(rendered.payloads.len() <= 2);
-        assert_eq!(rendered.file.map(|f| f.content), Some(text));
+        assert_eq!(
+            rendered.file.map(|f| f.content.to_vec()),
+            Some(text.into_bytes())
+        );
     }
 }

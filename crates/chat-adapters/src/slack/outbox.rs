@@ -161,7 +161,7 @@ impl SlackOutbox {
             ));
         };
         self.api
-            .upload(url, file.content.as_bytes())
+            .upload(url, &file.content)
             .await
             .map_err(|e| send_error(&e))?;
         let mut complete =

@@ -92,10 +92,20 @@ pub(crate) async fn handle(shared: &Arc<Shared>, request: Request<Incoming>) -> 
             let browser = accepts(request.headers(), "text/event-stream");
             sse::stream(shared, after, browser)
         }
-        (Method::GET, ["api", "messages", id, "answer.md"]) => match shared.state.attachment(id) {
+        (Method::GET, ["api", "messages", id, name]) => match shared
+            .state
+            .attachment(id)
+            .filter(|file| file.name == *name)
+        {
             Some(file) => {
-                let mut response = asset_owned(file.content, file.media_type);
-                let disposition = format!("attachment; filename=\"{}\"", file.name);
+                let mut response = asset_owned(file.content.to_vec(), file.media_type);
+                // An image is shown on the page; anything else is downloaded.
+                let kind = if file.is_image() {
+                    "inline"
+                } else {
+                    "attachment"
+                };
+                let disposition = format!("{kind}; filename=\"{}\"", file.name);
                 if let Ok(value) = HeaderValue::try_from(disposition) {
                     response.headers_mut().insert(CONTENT_DISPOSITION, value);
                 }
@@ -167,7 +177,7 @@ fn known_path(segments: &[&str]) -> bool {
                 "api",
                 "state" | "events" | "messages" | "press" | "rooms" | "uploads"
             ]
-            | ["api", "messages", _, "answer.md" | "edit" | "react"]
+            | ["api", "messages", _, _]
     )
 }
 
@@ -495,7 +505,7 @@ fn asset(content: &'static str, media_type: &'static str) -> Response<Body> {
     secure(response)
 }
 
-fn asset_owned(content: String, media_type: &'static str) -> Response<Body> {
+fn asset_owned(content: Vec<u8>, media_type: &'static str) -> Response<Body> {
     let mut response = Response::new(body(content));
     response
         .headers_mut()

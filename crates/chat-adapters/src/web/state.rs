@@ -136,7 +136,7 @@ impl Message {
                 "action": b.action.as_str(), "label": b.label(), "token": b.token,
             })).collect::<Vec<_>>(),
             "attachment": self.attachment.as_ref().map(|a| json!({
-                "name": a.name, "bytes": a.content.len(),
+                "name": a.name, "bytes": a.content.len(), "media_type": a.media_type,
             })),
             "error": self.error,
             "restored": self.restored,

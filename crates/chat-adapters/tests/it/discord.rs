@@ -401,6 +401,7 @@ async fn shards_follow_the_recommendation_or_the_pinned_range() {
 
 fn answer(text: &str) -> Answer {
     Answer {
+        files: Vec::new(),
         messages: vec![text.to_owned()],
         caption: Some("m1 · 0.4 s · cost n/a".into()),
         error: false,

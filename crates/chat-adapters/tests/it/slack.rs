@@ -399,6 +399,7 @@ async fn reconnects_when_slack_asks_and_when_the_socket_drops() {
 
 fn answer(text: &str) -> Answer {
     Answer {
+        files: Vec::new(),
         messages: vec![text.to_owned()],
         caption: Some("m1 · 0.4 s · cost n/a".into()),
         error: false,

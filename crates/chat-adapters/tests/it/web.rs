@@ -648,11 +648,11 @@ async fn replace_delete_threads_and_attachments_through_the_outbox() {
         .await
         .expect("status");
     let mut long = Outgoing::text(Role::Answer, "excerpt");
-    long.attachment = Some(yetibot_chat_adapters::Attachment {
-        name: "answer.md".into(),
-        media_type: "text/markdown; charset=utf-8",
-        content: "# The whole answer".into(),
-    });
+    long.attachment = Some(yetibot_chat_adapters::Attachment::text(
+        "answer.md",
+        "text/markdown; charset=utf-8",
+        "# The whole answer".into(),
+    ));
     let answer = console
         .outbox
         .post(&place, vec![long])
@@ -693,6 +693,49 @@ async fn replace_delete_threads_and_attachments_through_the_outbox() {
             .status,
         404
     );
+    // A generated image is served inline under its own name, and only that name.
+    let png: &[u8] = &[0x89, b'P', b'N', b'G', 13, 10, 26, 10, 1, 2, 3];
+    let mut image = Outgoing::text(Role::Answer, "");
+    image.attachment = Some(yetibot_chat_adapters::Attachment {
+        name: "gi-00ff.png".into(),
+        media_type: "image/png",
+        content: png.to_vec().into(),
+    });
+    let shown = console
+        .outbox
+        .post(&place, vec![image])
+        .await
+        .expect("image");
+    let file = console
+        .call(
+            "GET",
+            &format!("/api/messages/{}/gi-00ff.png", shown.ids[0]),
+            None,
+        )
+        .await;
+    assert_eq!(file.status, 200);
+    assert_eq!(file.body, png);
+    assert_eq!(file.header("content-type"), Some("image/png"));
+    assert_eq!(
+        file.header("content-disposition"),
+        Some("inline; filename=\"gi-00ff.png\"")
+    );
+    for other in ["answer.md", "gi-00ff.jpg", "..%2Fgi-00ff.png"] {
+        let path = format!("/api/messages/{}/{other}", shown.ids[0]);
+        assert_eq!(
+            console.call("GET", &path, None).await.status,
+            404,
+            "{other}"
+        );
+    }
+    let state = console.call("GET", "/api/state", None).await.json();
+    let listed = state["messages"]
+        .as_array()
+        .and_then(|messages| messages.iter().find(|m| m["id"] == shown.ids[0].as_str()))
+        .expect("the image message");
+    assert_eq!(listed["attachment"]["media_type"], "image/png");
+    assert_eq!(listed["attachment"]["bytes"], png.len());
+    console.outbox.delete(&shown).await.expect("deleted");
     let replaced = console
         .outbox
         .replace(

@@ -945,7 +945,7 @@ async fn a_long_answer_is_an_excerpt_with_the_exact_answer_md() {
     assert_eq!(answers.len(), 1);
     let file = answers[0].1.attachment.as_ref().expect("answer.md");
     assert_eq!(file.name, "answer.md");
-    assert_eq!(file.content, long);
+    assert_eq!(&*file.content, long.as_bytes());
     assert!(
         answers[0]
             .1

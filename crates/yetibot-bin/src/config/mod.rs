@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use yetibot_ai_commands::IntentRouter;
 use yetibot_ai_providers::ProviderSet;
 use yetibot_mcp_host::ServerSet;
-use yetibot_redaction::{Secret, Secrets};
+use yetibot_redaction::Secrets;
 use yetibot_tool_policy::ToolPolicy;
 
 pub use summary::summary;
@@ -112,8 +112,8 @@ pub struct Config {
     pub intent_router: Option<IntentRouter>,
     /// Admin user IDs.
     pub admin_users: Vec<String>,
-    /// The xAI key for images and the fallback Grok provider.
-    pub xai_key: Option<Secret>,
+    /// The xAI account (key and API base) for `gi` images and the fallback Grok provider.
+    pub xai: Option<yetibot_ai_commands::XaiAccount>,
     /// Imgflip user name and password.
     pub imgflip: Option<yetibot_ai_commands::ImgflipAccount>,
     /// The command language's settings: prefix, embedded commands, admins.

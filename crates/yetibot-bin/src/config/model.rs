@@ -169,13 +169,10 @@ pub(super) fn validate(
         .map_err(|errors| problems.extend(errors.iter().map(|e| prefixed("yetibot.admin", e))))
         .ok();
 
-    let xai_key = xai.key;
-    if xai_key
-        .as_ref()
-        .is_some_and(|k| k.expose().trim().is_empty())
-    {
-        problems.push(Problem::new("yetibot.xai.key", "must not be blank"));
-    }
+    let xai = yetibot_ai_commands::xai_account(&xai)
+        .map_err(|errors| problems.extend(errors.iter().map(|e| prefixed("yetibot.xai", e))))
+        .ok()
+        .flatten();
     let imgflip = yetibot_ai_commands::imgflip_account(&imgflip)
         .map_err(|errors| problems.extend(errors.iter().map(|e| prefixed("yetibot.imgflip", e))))
         .ok()
@@ -281,7 +278,7 @@ pub(super) fn validate(
     let secrets = collect_secrets(
         &providers,
         &servers,
-        xai_key.as_ref(),
+        xai.as_ref().map(yetibot_ai_commands::XaiAccount::key),
         imgflip.as_ref(),
         &store,
         &adapters,
@@ -307,7 +304,7 @@ pub(super) fn validate(
         policy,
         intent_router,
         admin_users,
-        xai_key,
+        xai,
         imgflip,
         settings,
         local,

@@ -174,15 +174,20 @@ fn write_summary(config: &Config, out: &mut String) -> std::fmt::Result {
         },
         config.local.user_id
     )?;
-    writeln!(
-        out,
-        "xAI key: {}",
-        if config.xai_key.is_some() {
-            REDACTED
-        } else {
-            "not configured"
+    match &config.xai {
+        Some(account) => {
+            let api = if account.api_url() == yetibot_ai_commands::XAI_BASE_URL {
+                String::new()
+            } else {
+                format!("; API {}", account.api_url())
+            };
+            writeln!(
+                out,
+                "xAI key: {REDACTED}{api} (gi images; grok without a grok provider)"
+            )?;
         }
-    )?;
+        None => writeln!(out, "xAI key: not configured")?,
+    }
     match &config.imgflip {
         Some(account) => {
             let api = if account.api_url() == yetibot_ai_commands::DEFAULT_IMGFLIP_API_URL {

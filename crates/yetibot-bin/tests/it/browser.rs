@@ -668,3 +668,81 @@ async fn an_image_attached_on_the_page_reaches_clairic_with_the_command() {
     browser.close().await;
     stop(yetibot).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_generated_image_is_shown_on_the_page_and_an_attached_one_is_edited() {
+    const KEY: &str = "xai-key-for-the-page-test";
+    let fixture = Fixture::start().await.expect("fixture");
+    provider_fixture::xai_images::XaiImages::new(KEY).mount(&fixture, "/x/v1");
+    let dir = Workdir::new();
+    let image = dir.path.join("red-2x3.png");
+    std::fs::write(&image, image_fixture::PNG).expect("image");
+    let edn = format!(
+        r#"{{:yetibot {{:xai {{:key "{KEY}" :api-url "{}"}}}}}}"#,
+        fixture.url("/x/v1")
+    );
+    let path = dir.path.clone();
+    let (child, url) = tokio::task::spawn_blocking(move || bot(&path, &edn))
+        .await
+        .expect("the bot starts");
+    let yetibot = Running(child);
+    let browser = Browser::start().await;
+    browser.open(&url).await;
+    browser
+        .until("document.getElementById('connection').textContent === 'connected'")
+        .await;
+    browser
+        .type_into(
+            "#composer-text",
+            &format!("!gi a yeti commuting by helicopter{ENTER}"),
+        )
+        .await;
+    // The page loads the image from the console and the browser decodes it: 4×3 pixels.
+    assert_eq!(decoded_answer_image(&browser, 1).await, json!([4, 3]));
+    let text = browser
+        .script("return [...document.querySelectorAll('.message.answer .body')].map(b => b.textContent).join('|')")
+        .await;
+    assert!(
+        text.as_str()
+            .is_some_and(|t| t.contains("Generated image gi-")),
+        "{text}"
+    );
+    // An image attached to the message is edited: the answer shows xAI's 3×4 result.
+    browser
+        .type_into(
+            "#composer input[type=file]",
+            image.to_str().expect("utf-8 path"),
+        )
+        .await;
+    browser
+        .until("document.querySelector('#composer .files li span')?.textContent === 'red-2x3.png'")
+        .await;
+    browser
+        .type_into("#composer-text", &format!("!gi make it blue{ENTER}"))
+        .await;
+    assert_eq!(decoded_answer_image(&browser, 2).await, json!([3, 4]));
+    assert_eq!(fixture.count("/x/v1/images/edits"), 1);
+    browser.close().await;
+    stop(yetibot).await;
+}
+
+/// Waits for the page to show `count` answer images, then for the browser to decode the
+/// last one; its width and height in pixels (`null` when it cannot be decoded). Loading an
+/// image changes no DOM node, so the wait for the pixels is the image's own `decode()`.
+async fn decoded_answer_image(browser: &Browser, count: usize) -> Value {
+    browser
+        .until(&format!(
+            "document.querySelectorAll('.message.answer img').length >= {count}"
+        ))
+        .await;
+    browser
+        .command(
+            "POST",
+            "execute/async",
+            json!({"script": "const done = arguments[arguments.length - 1];
+                const image = [...document.querySelectorAll('.message.answer img')].pop();
+                image.decode().then(() => done([image.naturalWidth, image.naturalHeight]), () => done(null));",
+                "args": []}),
+        )
+        .await
+}

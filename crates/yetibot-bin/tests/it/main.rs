@@ -9,6 +9,7 @@ mod console;
 mod discord;
 mod discovery;
 mod doctor;
+mod gi;
 mod logging;
 mod meme;
 mod run;

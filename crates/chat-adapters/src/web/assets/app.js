@@ -240,14 +240,24 @@
       );
     }
     if (m.attachment) {
-      body.append(
-        el("a", {
-          class: "download",
-          href: "/api/messages/" + encodeURIComponent(m.id) + "/answer.md",
-          download: m.attachment.name,
-          text: "Download " + m.attachment.name + " (" + m.attachment.bytes + " bytes)",
-        })
-      );
+      const href =
+        "/api/messages/" + encodeURIComponent(m.id) + "/" + encodeURIComponent(m.attachment.name);
+      if (String(m.attachment.media_type || "").startsWith("image/")) {
+        body.append(
+          el("a", { class: "generated", href, target: "_blank", rel: "noopener" }, [
+            el("img", { src: href, alt: "Image " + m.attachment.name, loading: "lazy" }),
+          ])
+        );
+      } else {
+        body.append(
+          el("a", {
+            class: "download",
+            href,
+            download: m.attachment.name,
+            text: "Download " + m.attachment.name + " (" + m.attachment.bytes + " bytes)",
+          })
+        );
+      }
     }
     const children = [
       el("div", { class: "meta" }, [

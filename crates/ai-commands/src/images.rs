@@ -1,17 +1,17 @@
-//! Images for Clef and Clairic: URLs found in typed or piped text (or a tool's `images`) and
-//! the image attachments of the request's own message, checked together before anything is
-//! fetched, then loaded by `yetibot-image-fetch` (or, for a file the platform holds itself,
-//! checked by its rules without a fetch) (public HTTPS only, pinned addresses, byte,
-//! pixel and time bounds) and embedded in the request as base64. The Cloudflare token never
-//! goes to an image host; the only credential ever sent is the platform's own, for a file of
-//! the message on the platform's own file host (Slack's private files).
+//! Images a request sends to a service (Clef and Clairic's inputs, the image `gi` edits):
+//! URLs found in typed or piped text (or a tool's arguments) and the image attachments of
+//! the request's own message, checked together before anything is fetched, then loaded by
+//! `yetibot-image-fetch` (or, for a file the platform holds itself, checked by its rules
+//! without a fetch): public HTTPS only, pinned addresses, byte, pixel and time bounds. No
+//! service's credential ever goes to an image host; the only credential ever sent is the
+//! platform's own, for a file of the message on the platform's own file host (Slack's
+//! private files).
 
 use std::sync::Arc;
 
 use yetibot_command::Caller;
 use yetibot_image_fetch::{Image, ImageRequest, ImageUrl};
 
-use super::wire::EmbeddedImage;
 use crate::services::AiServices;
 
 /// The most images of one request.
@@ -100,7 +100,7 @@ pub(crate) fn check(urls: &[String], attached: Vec<Source>) -> Result<Vec<Source
     Ok(sources)
 }
 
-/// Loads checked `sources` and embeds them, in order: held bytes are checked as a fetched
+/// Loads checked `sources`, in order: held bytes are checked as a fetched
 /// body is (format, dimensions, size), the rest fetched in one batch. A URL of one of the
 /// caller's own attachments may carry the platform's credential for its own file host; no
 /// other URL carries any.
@@ -113,7 +113,7 @@ pub(crate) async fn fetch(
     services: &AiServices,
     caller: &Caller,
     sources: &[Source],
-) -> Result<Vec<EmbeddedImage>, String> {
+) -> Result<Vec<Image>, String> {
     let to_fetch: Vec<(&Source, &ImageUrl)> = sources
         .iter()
         .filter_map(|s| s.parsed.as_ref().map(|parsed| (s, parsed)))
@@ -159,11 +159,5 @@ pub(crate) async fn fetch(
     if total > yetibot_image_fetch::limits::MAX_BATCH_BYTES {
         return Err("the images are over 8 MiB together".to_owned());
     }
-    Ok(images
-        .iter()
-        .map(|image| EmbeddedImage {
-            content_type: image.media_type(),
-            base64: image.to_base64(),
-        })
-        .collect())
+    Ok(images)
 }

@@ -1,0 +1,81 @@
+//! The `gi` command: `gi <prompt>` makes an image with xAI's Grok Imagine, or edits the
+//! image attached to the message. The image goes with the reply as a file; the text says
+//! what was made, and the data has the file's name, type and size.
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use yetibot_command::{Call, Category, CommandSpec, Handler, Hints, Outcome};
+use yetibot_json_util::Value;
+use yetibot_redaction::Secrets;
+
+use crate::services::AiServices;
+
+const USAGE: &str = "gi <prompt> # make an image with xAI's Grok Imagine (paid); with an image attached to the message, edit it";
+
+const CATEGORIES: &[Category] = &[Category::new("fun"), Category::new("img")];
+
+/// Every run is a paid image: a rerun says so.
+const HINTS: Hints = Hints {
+    live_progress: false,
+    interim_replies: false,
+    opens_thread: None,
+    may_cost: true,
+};
+
+/// The `gi` command over these services.
+pub(crate) fn spec(services: &Arc<AiServices>) -> CommandSpec {
+    CommandSpec::new("gi", CATEGORIES).hints(HINTS).route(
+        Some(r"\S"),
+        USAGE,
+        Gi {
+            services: Arc::clone(services),
+        },
+    )
+}
+
+struct Gi {
+    services: Arc<AiServices>,
+}
+
+impl Handler for Gi {
+    fn run<'a>(&'a self, call: Call<'a>) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            if call.runner.file_slots_left() == 0 {
+                return Outcome::error("gi: this reply already carries as many images as it may");
+            }
+            let made = match super::generate(
+                &self.services,
+                call.runner.caller(),
+                call.args,
+                &Secrets::default(),
+            )
+            .await
+            {
+                Ok(made) => made,
+                Err(failure) => return Outcome::error(failure.message()),
+            };
+            let text = format!(
+                "{} {} ({}×{} {})",
+                if made.edited {
+                    "Edited image"
+                } else {
+                    "Generated image"
+                },
+                made.file.name(),
+                made.image.width(),
+                made.image.height(),
+                made.image.format(),
+            );
+            let data = crate::args::pipeline_data(&made.summary());
+            if let Err(error) = call.runner.attach_file(made.file) {
+                return Outcome::error(format!("gi: {error}"));
+            }
+            Outcome::Data {
+                value: Value::String(text),
+                data,
+                path: None,
+            }
+        })
+    }
+}
