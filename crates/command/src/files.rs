@@ -91,6 +91,15 @@ impl ReplyFile {
     }
 }
 
+/// Where reply files are also published for the world to fetch (the binary's store of
+/// generated images behind a public URL). A command learns the URL when it attaches the
+/// file, so that its text, data or tool result can name it.
+pub trait Publish: Send + Sync {
+    /// Publishes `file` and returns its public URL, or `None` when it is not published
+    /// (a kind of file this publisher does not serve).
+    fn publish(&self, file: &ReplyFile) -> Option<String>;
+}
+
 /// The files one line's commands made, shared by all of its runs.
 #[derive(Debug, Default)]
 pub(crate) struct Files(std::sync::Mutex<Vec<ReplyFile>>);

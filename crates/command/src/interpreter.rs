@@ -114,6 +114,7 @@ pub struct Interpreter {
     random: Mutex<Box<dyn RandomSource + Send>>,
     disabled: Mutex<HashMap<String, BTreeSet<Category>>>,
     secrets: yetibot_redaction::Secrets,
+    publisher: Option<Arc<dyn crate::Publish>>,
 }
 
 impl std::fmt::Debug for Interpreter {
@@ -310,8 +311,13 @@ impl Reach for Dispatched<'_> {
         random.index_below(bound.max(1)) % bound.max(1)
     }
 
-    fn attach_file(&self, file: crate::ReplyFile) -> Result<(), crate::FileError> {
-        self.scope.budget.files.add(file)
+    fn attach_file(&self, file: crate::ReplyFile) -> Result<Option<String>, crate::FileError> {
+        self.scope.budget.files.add(file.clone())?;
+        Ok(self
+            .interpreter
+            .publisher
+            .as_ref()
+            .and_then(|publisher| publisher.publish(&file)))
     }
 
     fn file_slots_left(&self) -> usize {
@@ -367,6 +373,7 @@ impl Interpreter {
             random: Mutex::new(random),
             disabled: Mutex::new(HashMap::new()),
             secrets: yetibot_redaction::Secrets::empty(),
+            publisher: None,
         }
     }
 
@@ -386,6 +393,14 @@ impl Interpreter {
     #[must_use]
     pub fn with_history(mut self, history: History) -> Self {
         self.history = Some(history);
+        self
+    }
+
+    /// Publishes the files commands attach to their replies (generated images) through
+    /// `publisher`, which tells each command the public URL.
+    #[must_use]
+    pub fn with_publisher(mut self, publisher: Arc<dyn crate::Publish>) -> Self {
+        self.publisher = Some(publisher);
         self
     }
 

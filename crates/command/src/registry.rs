@@ -86,7 +86,7 @@ pub(crate) trait Reach: Send + Sync {
     fn history(&self) -> Option<&dyn HistoryStore>;
     fn prefix(&self) -> &str;
     fn random_index(&self, bound: usize) -> usize;
-    fn attach_file(&self, file: crate::ReplyFile) -> Result<(), crate::FileError>;
+    fn attach_file(&self, file: crate::ReplyFile) -> Result<Option<String>, crate::FileError>;
     fn file_slots_left(&self) -> usize;
     fn run_stage(&self, line: String, input: Piped) -> BoxFuture<'_, Result<Piped, Stopped>>;
     fn run_expression<'s>(
@@ -184,13 +184,15 @@ impl<'a> Runner<'a> {
     }
 
     /// Sends `file` with the line's reply (a generated image): the reply carries the files
-    /// of every stage, and a platform delivers them with the answer.
+    /// of every stage, and a platform delivers them with the answer. When the interpreter
+    /// has a [`Publish`](crate::Publish)er, the file is published too and its public URL
+    /// returned.
     ///
     /// # Errors
     ///
     /// [`FileError::TooMany`](crate::FileError::TooMany) when the reply already carries
     /// [`MAX_REPLY_FILES`](crate::limits::MAX_REPLY_FILES).
-    pub fn attach_file(&self, file: crate::ReplyFile) -> Result<(), crate::FileError> {
+    pub fn attach_file(&self, file: crate::ReplyFile) -> Result<Option<String>, crate::FileError> {
         self.0.attach_file(file)
     }
 

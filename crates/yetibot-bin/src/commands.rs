@@ -4,6 +4,7 @@
 
 use std::hash::BuildHasher;
 use std::sync::Arc;
+use yetibot_chat_adapters::web::published::Published;
 
 use yetibot_ai_commands::AiServices;
 use yetibot_ai_providers::{Client, ClientOptions};
@@ -203,6 +204,7 @@ pub async fn wire(
     config: &Config,
     ai: AiServices,
     notify: Notify,
+    published: Option<Published>,
 ) -> Result<Wiring, yetibot_history_store::Error> {
     let stores = yetibot_history_store::open(&config.store).await?;
     let mut registry = builtins();
@@ -217,6 +219,10 @@ pub async fn wire(
     )
     // Whatever a command prints (`!echo` of a configured key included) is redacted.
     .with_secrets(config.secrets.clone());
+    let interpreter = match published {
+        Some(store) => interpreter.with_publisher(Arc::new(PublishImages(store))),
+        None => interpreter,
+    };
     if !config.history_enabled {
         return Ok(Wiring {
             interpreter,
@@ -238,6 +244,16 @@ pub async fn wire(
 /// which it draws from the operating system.
 fn seed() -> u64 {
     std::collections::hash_map::RandomState::new().hash_one(std::process::id())
+}
+
+/// Publishes the images commands attach to their replies in the store behind `:yetibot
+/// :images :public-url`.
+struct PublishImages(Published);
+
+impl yetibot_command::Publish for PublishImages {
+    fn publish(&self, file: &yetibot_command::ReplyFile) -> Option<String> {
+        self.0.publish(file.media_type(), Arc::clone(file.bytes()))
+    }
 }
 
 /// What became of a reply's files in a one-shot run: a line for each, and whether every

@@ -216,10 +216,12 @@ fn run_once(
         }
     };
     // `run` only reads history (it records nothing), so its writer is not needed.
+    // Nothing serves published images in a one-shot run, so none are published.
     let wired = runtime.block_on(yetibot_bin::commands::wire(
         &config,
         ai,
         std::sync::Arc::new(|_| {}),
+        None,
     ));
     let interpreter = match wired {
         Ok(wiring) => wiring.interpreter,
@@ -309,15 +311,46 @@ async fn serve(config: Config) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let wiring =
-        match yetibot_bin::commands::wire(&config, ai, std::sync::Arc::new(log_notice)).await {
-            Ok(wiring) => wiring,
-            Err(error) => {
-                let message = format!("cannot open the history store: {error}");
-                tracing::error!("{}", config.secrets.redact_text(&message));
-                return ExitCode::FAILURE;
+    // Generated images are also served at the operator's public URL when one is set.
+    let published = match &config.images {
+        None => None,
+        Some(options) => {
+            let store = yetibot_chat_adapters::web::published::Published::new(options);
+            match yetibot_chat_adapters::web::published::PublishedServer::bind(
+                options.listen,
+                store.clone(),
+            ) {
+                Ok(server) => Some((store, server)),
+                Err(error) => {
+                    tracing::error!(
+                        "the image server cannot listen on {}: {} (change :yetibot :images :listen)",
+                        options.listen,
+                        error.kind()
+                    );
+                    return ExitCode::FAILURE;
+                }
             }
-        };
+        }
+    };
+    let (published_store, published_server) = match published {
+        Some((store, server)) => (Some(store), Some(server)),
+        None => (None, None),
+    };
+    let wiring = match yetibot_bin::commands::wire(
+        &config,
+        ai,
+        std::sync::Arc::new(log_notice),
+        published_store,
+    )
+    .await
+    {
+        Ok(wiring) => wiring,
+        Err(error) => {
+            let message = format!("cannot open the history store: {error}");
+            tracing::error!("{}", config.secrets.redact_text(&message));
+            return ExitCode::FAILURE;
+        }
+    };
     tracing::info!("history store ready: {}", config.store.describe());
     let writer = wiring.writer.map(|writer| tokio::spawn(writer.run()));
     let conductor = std::sync::Arc::new(yetibot_conductor::Conductor::new(
@@ -406,14 +439,35 @@ async fn serve(config: Config) -> ExitCode {
     // stops with a failure, so that a supervisor (systemd, Kubernetes) restarts or alerts.
     let only_chat = console.is_none() && adapters.count() > 0;
     let (console_stop, console_stopped) = tokio::sync::oneshot::channel::<()>();
+    let (images_stop, images_stopped) = tokio::sync::oneshot::channel::<()>();
+    if let Some(server) = &published_server
+        && let (Some(addr), Some(options)) = (server.local_addr(), &config.images)
+    {
+        tracing::info!(
+            "serving published images on {addr} for {}",
+            options.public_url
+        );
+    }
     let console_run = async move {
-        if let Some(console) = console {
-            console
-                .serve(async move {
-                    let _ = console_stopped.await;
-                })
-                .await;
-        }
+        let console = async move {
+            if let Some(console) = console {
+                console
+                    .serve(async move {
+                        let _ = console_stopped.await;
+                    })
+                    .await;
+            }
+        };
+        let images = async move {
+            if let Some(server) = published_server {
+                server
+                    .serve(async move {
+                        let _ = images_stopped.await;
+                    })
+                    .await;
+            }
+        };
+        tokio::join!(console, images);
     };
     let (adapters_stop, adapters_stopped) = tokio::sync::watch::channel(false);
     let (adapters_ended, all_ended) = tokio::sync::oneshot::channel::<()>();
@@ -452,6 +506,7 @@ async fn serve(config: Config) -> ExitCode {
         .await;
         // Adapters stop only after the last answers went out.
         let _ = console_stop.send(());
+        let _ = images_stop.send(());
         adapters_stop.send_replace(true);
         drop(conductor);
         report

@@ -55,7 +55,7 @@ impl Handler for Gi {
                 Ok(made) => made,
                 Err(failure) => return Outcome::error(failure.message()),
             };
-            let text = format!(
+            let mut text = format!(
                 "{} {} ({}×{} {})",
                 if made.edited {
                     "Edited image"
@@ -67,10 +67,17 @@ impl Handler for Gi {
                 made.image.height(),
                 made.image.format(),
             );
-            let data = crate::args::pipeline_data(&made.summary());
-            if let Err(error) = call.runner.attach_file(made.file) {
-                return Outcome::error(format!("gi: {error}"));
+            let mut summary = made.summary();
+            match call.runner.attach_file(made.file) {
+                Ok(Some(url)) => {
+                    text.push_str(": ");
+                    text.push_str(&url);
+                    summary["url"] = serde_json::Value::String(url);
+                }
+                Ok(None) => {}
+                Err(error) => return Outcome::error(format!("gi: {error}")),
             }
+            let data = crate::args::pipeline_data(&summary);
             Outcome::Data {
                 value: Value::String(text),
                 data,

@@ -14,8 +14,9 @@ use crate::services::AiServices;
 /// What the model is told.
 pub(crate) const DESCRIPTION: &str = "Grok Imagine (xAI): makes one image from `prompt`, or \
 edits the image attached to the user's message when there is one. The image is attached to \
-your answer automatically: describe it briefly, do not link it. Paid per image: call it only \
-when an image is asked for. The prompt and any attached image are sent to xAI.";
+your answer automatically: describe it briefly (its public `url`, when the result has one, \
+may be linked). Paid per image: call it only when an image is asked for. The prompt and any \
+attached image are sent to xAI.";
 
 /// The argument schema.
 pub(crate) fn schema() -> Value {
@@ -71,7 +72,12 @@ pub(crate) async fn run(
             let mut result = made.summary();
             result["delivered"] = json!("attached to your answer");
             match runner.attach_file(made.file) {
-                Ok(()) => Execution::Success(result.to_string()),
+                Ok(url) => {
+                    if let Some(url) = url {
+                        result["url"] = json!(url);
+                    }
+                    Execution::Success(result.to_string())
+                }
                 Err(_) => Execution::ToolError(
                     "the image was made but this answer cannot carry it".to_owned(),
                 ),

@@ -24,6 +24,7 @@
 mod api;
 mod assets;
 mod guard;
+pub mod published;
 mod sse;
 mod state;
 mod token;
@@ -347,7 +348,7 @@ impl Console {
 const LISTEN_BACKLOG: u32 = 1024;
 
 /// A listening socket on `addr` with [`LISTEN_BACKLOG`].
-fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
+pub(super) fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
     let socket = if addr.is_ipv4() {
         tokio::net::TcpSocket::new_v4()?
     } else {
@@ -364,7 +365,7 @@ fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
 /// Answers a connection over the bound with 503 and closes it, without waiting: the short
 /// response fits the socket's send buffer, and a client that is not reading loses nothing
 /// it asked for.
-fn refuse_busy(stream: &tokio::net::TcpStream) {
+pub(super) fn refuse_busy(stream: &tokio::net::TcpStream) {
     const BODY: &str =
         r#"{"error":"the console has too many open connections; try again in a moment"}"#;
     let response = format!(

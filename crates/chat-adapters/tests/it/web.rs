@@ -1213,3 +1213,66 @@ async fn images_the_operator_attaches_reach_the_bot_with_the_message_and_only_th
     );
     console.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn published_images_are_served_by_name_with_head_and_stop_cleanly() {
+    use yetibot_chat_adapters::web::published::{Published, PublishedServer, publish_options};
+    let options = publish_options(&yetibot_chat_adapters::web::published::ImagesConfig {
+        public_url: Some("https://bot.example/i".into()),
+        listen: Some("127.0.0.1:0".into()),
+        ..Default::default()
+    })
+    .expect("valid")
+    .expect("publishing");
+    let store = Published::new(&options);
+    let server = PublishedServer::bind(options.listen, store.clone()).expect("bind");
+    let addr = server.local_addr().expect("an address");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(server.serve(async move {
+        let _ = stopped.await;
+    }));
+    let url = store
+        .publish("image/webp", Arc::from(&b"RIFF\0\0\0\0WEBPVP8 "[..]))
+        .expect("published");
+    let path = url
+        .strip_prefix("https://bot.example/i")
+        .expect("below the base");
+    let host = [("Host", addr.to_string())];
+    let got = raw(addr, "GET", path, &host, b"").await;
+    assert_eq!(got.status, 200);
+    assert_eq!(got.body, b"RIFF\0\0\0\0WEBPVP8 ");
+    assert_eq!(got.header("content-type"), Some("image/webp"));
+    assert_eq!(
+        got.header("cache-control"),
+        Some("public, max-age=86400, immutable")
+    );
+    // HEAD: the same head, no body (read raw: the length describes the GET's body).
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    stream
+        .write_all(
+            format!("HEAD {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes(),
+        )
+        .await
+        .expect("write");
+    let mut answer = Vec::new();
+    tokio::io::AsyncReadExt::read_to_end(&mut stream, &mut answer)
+        .await
+        .expect("read");
+    let answer = String::from_utf8_lossy(&answer).to_ascii_lowercase();
+    assert!(answer.starts_with("http/1.1 200"), "{answer}");
+    assert!(answer.contains("content-length: 16\r\n"), "{answer}");
+    assert!(answer.ends_with("\r\n\r\n"), "no body: {answer}");
+    for (method, path) in [("DELETE", path), ("GET", "/"), ("GET", "/x.webp")] {
+        let status = raw(addr, method, path, &host, b"").await.status;
+        assert!(status == 404 || status == 405, "{method} {path}: {status}");
+    }
+    let _ = stop.send(());
+    tokio::time::timeout(Duration::from_secs(5), serving)
+        .await
+        .expect("it stops")
+        .expect("no panic");
+    assert!(
+        TcpStream::connect(addr).await.is_err(),
+        "the port is closed"
+    );
+}

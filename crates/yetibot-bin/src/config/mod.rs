@@ -131,6 +131,9 @@ pub struct Config {
     pub release_feed: Option<yetibot_ai_commands::ReleaseFeed>,
     /// Where the local web console listens (`:yetibot :web`), `None` when it is off.
     pub web: Option<std::net::SocketAddr>,
+    /// Where generated images are published (`:yetibot :images`), `None` without a
+    /// public URL.
+    pub images: Option<yetibot_chat_adapters::web::published::PublishOptions>,
     /// The file that keeps the console's access token across restarts
     /// (`:yetibot :web :token-file`, default `data/console-token`).
     pub web_token_file: PathBuf,

@@ -36,6 +36,7 @@ struct Yetibot {
     #[serde(rename = "release-info")]
     release_info: ReleaseInfoConfig,
     web: yetibot_chat_adapters::web::WebConfig,
+    images: yetibot_chat_adapters::web::published::ImagesConfig,
     concurrency: yetibot_conductor::ConcurrencyConfig,
     log: LogConfig,
 }
@@ -97,6 +98,7 @@ pub(super) fn validate(
         history,
         release_info,
         web,
+        images,
         concurrency,
         log,
     } = root.yetibot;
@@ -204,6 +206,16 @@ pub(super) fn validate(
         }
         Some(path) => std::path::PathBuf::from(path),
     };
+    let images = yetibot_chat_adapters::web::published::publish_options(&images)
+        .map_err(|errors| {
+            problems.extend(
+                errors
+                    .iter()
+                    .map(|e| Problem::new(format!("yetibot.images.{}", e.key), e.reason)),
+            );
+        })
+        .ok()
+        .flatten();
     let web = yetibot_chat_adapters::web::web_address(&web)
         .map_err(|errors| {
             problems.extend(
@@ -311,6 +323,7 @@ pub(super) fn validate(
         store,
         history_enabled: history.disabled != Some(true),
         release_feed,
+        images,
         web,
         web_token_file,
         adapters,

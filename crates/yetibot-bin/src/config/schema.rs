@@ -265,6 +265,18 @@ pub(crate) static YETIBOT: Shape = Shape::Section {
             },
         ),
         field(
+            "images",
+            &Shape::Section {
+                open: false,
+                fields: &[
+                    field("public-url", &STR),
+                    field("listen", &STR),
+                    field("max-count", &INT),
+                    field("max-bytes", &INT),
+                ],
+            },
+        ),
+        field(
             "concurrency",
             &Shape::Section {
                 open: false,

@@ -188,6 +188,20 @@ fn write_summary(config: &Config, out: &mut String) -> std::fmt::Result {
         }
         None => writeln!(out, "xAI key: not configured")?,
     }
+    match &config.images {
+        Some(images) => writeln!(
+            out,
+            "Published images: {} served from {} (at most {} images, {} MiB)",
+            images.public_url,
+            images.listen,
+            images.max_count,
+            images.max_bytes / (1024 * 1024)
+        )?,
+        None => writeln!(
+            out,
+            "Published images: off (generated images are uploaded to the chat only)"
+        )?,
+    }
     match &config.imgflip {
         Some(account) => {
             let api = if account.api_url() == yetibot_ai_commands::DEFAULT_IMGFLIP_API_URL {

@@ -1340,6 +1340,39 @@ fn the_imgflip_account_needs_both_halves_and_a_safe_api_base() {
     assert!(ok("{:yetibot {}}", &[]).imgflip.is_none());
 }
 
+#[test]
+fn published_images_need_a_safe_public_url_and_sane_bounds() {
+    let images = |fields: &str| format!("{{:yetibot {{:images {{{fields}}}}}}}");
+    assert!(ok("{:yetibot {}}", &[]).images.is_none());
+    assert!(
+        ok(&images(r#":listen "127.0.0.1:9""#), &[])
+            .images
+            .is_none()
+    );
+    let config = ok(
+        &images(r#":public-url "https://bot.example/img/" :max-count 5"#),
+        &[],
+    );
+    let options = config.images.expect("publishing");
+    assert_eq!(options.public_url, "https://bot.example/img");
+    assert_eq!(options.max_count, 5);
+    assert_eq!(options.listen.to_string(), "127.0.0.1:3100");
+    err(
+        &images(r#":public-url "http://bot.example/img" :listen "nowhere" :max-bytes 1"#),
+        &[],
+        &[
+            "yetibot.images.listen: must be an IP address and port, such as 127.0.0.1:3100",
+            "yetibot.images.max-bytes: must be a whole number of bytes from 1 MiB to 4 GiB",
+            "yetibot.images.public-url: must use https (plain http only to a loopback address)",
+        ],
+    );
+    let config = ok(
+        "{:yetibot {}}",
+        &[("YETIBOT_IMAGES_PUBLIC_URL", "https://bot.example/i")],
+    );
+    assert!(config.images.is_some());
+}
+
 // ----- Shape, unknown keys and the environment mapping -----
 
 #[test]

@@ -158,7 +158,7 @@ async fn run_wired(fixture: &Fixture, extra: &str, line: &str) -> Ran {
         .clone()
         .with_provider(fixture_capabilities(&provider, fixture));
     let ai = yetibot_bin::commands::ai_services(&config, None).expect("services");
-    let wiring = yetibot_bin::commands::wire(&config, ai, Arc::new(|_| {}))
+    let wiring = yetibot_bin::commands::wire(&config, ai, Arc::new(|_| {}), None)
         .await
         .expect("wiring");
     let reply = wiring.interpreter.run(&config.local, line).await;

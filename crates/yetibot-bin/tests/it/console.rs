@@ -483,3 +483,80 @@ fn console_url_prints_the_kept_link_and_rotate_replaces_it() {
     assert_eq!(off.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&off.stderr).contains(":enabled false"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_generated_image_is_published_at_the_public_url_and_served_exactly() {
+    const KEY: &str = "xai-key-for-publishing-0a1b";
+    let fixture = Fixture::start().await.expect("fixture");
+    provider_fixture::xai_images::XaiImages::new(KEY).mount(&fixture, "/x/v1");
+    let dir = Workdir::new();
+    let edn = format!(
+        r#"{{:yetibot {{:xai {{:key "{KEY}" :api-url "{}"}}
+                      :images {{:public-url "https://images.bot.example/gi/" :listen "127.0.0.1:0" :max-count 2}}}}}}"#,
+        fixture.url("/x/v1")
+    );
+    let bot = Console::start(&dir, &edn, &[("RUST_LOG", "info")], &[]);
+    // The image server's address, from the line that announces it.
+    let addr: SocketAddr = loop {
+        let line = bot
+            .stderr
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the image server is announced");
+        if let Some(rest) = line.split("serving published images on ").nth(1) {
+            break rest
+                .split_whitespace()
+                .next()
+                .and_then(|a| a.parse().ok())
+                .expect("an address");
+        }
+    };
+    let mut events = bot.events().await;
+    bot.send("!gi a yeti commuting by helicopter").await;
+    let answer = next_answer(&mut events).await;
+    let text = answer["text"].as_str().expect("text").to_owned();
+    let url = text
+        .split_whitespace()
+        .find(|w| w.starts_with("https://images.bot.example/gi/"))
+        .unwrap_or_else(|| panic!("no public URL in {text}"));
+    let name = url.rsplit('/').next().expect("a name");
+    assert_eq!(name.len(), 36, "128 random bits and .png: {name}");
+    let host = [("Host", addr.to_string())];
+    let image = request(addr, "GET", &format!("/{name}"), &host, b"").await;
+    assert_eq!(image.status, 200);
+    assert_eq!(image.body, provider_fixture::xai_images::GENERATED_PNG);
+    assert_eq!(image.header("content-type"), Some("image/png"));
+    assert_eq!(image.header("x-content-type-options"), Some("nosniff"));
+    // Nothing else is served: other names, paths, methods.
+    for path in [
+        "/",
+        "/../config.edn",
+        &format!("/{}", name.to_uppercase()),
+        "/api/state",
+    ] {
+        assert_eq!(
+            request(addr, "GET", path, &host, b"").await.status,
+            404,
+            "{path}"
+        );
+    }
+    assert_eq!(
+        request(addr, "POST", &format!("/{name}"), &host, b"")
+            .await
+            .status,
+        405
+    );
+    // The store keeps at most two: the first image is gone after two more.
+    for _ in 0..2 {
+        bot.send("!gi another yeti").await;
+        let _ = next_answer(&mut events).await;
+        let _ = next_answer(&mut events).await;
+    }
+    assert_eq!(
+        request(addr, "GET", &format!("/{name}"), &host, b"")
+            .await
+            .status,
+        404
+    );
+    let (code, _) = bot.stop();
+    assert_eq!(code, Some(0));
+}
