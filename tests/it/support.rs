@@ -55,6 +55,49 @@ fn policy() -> ToolPolicy {
 /// The xAI key of `gi`, which the fixture's fake image API (at `/x/v1`) accepts.
 pub(crate) const XAI_KEY: &str = "xai-image-key-for-platform-tests";
 
+/// The Wise token of the platform tests, which the fixture's fake Wise API (at `/wise`)
+/// accepts.
+pub(crate) const WISE_TOKEN: &str = "wise-token-for-platform-tests";
+
+/// Wise on the fixture, allowed in the platform suite's channel on each platform, by the
+/// channel's platform ID (`C1` on Slack, `10` on Discord), and in no other chat.
+fn wise_account(provider: &Fixture) -> yetibot_ai_commands::WiseAccount {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!(
+        "yetibot-wise-{}-{}",
+        std::process::id(),
+        provider.addr().port()
+    ));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let key = dir.join("token");
+    std::fs::write(&key, WISE_TOKEN).expect("key file");
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).expect("mode");
+    let chat = |adapter: &str, connection: &str, room: &str| yetibot_ai_commands::WiseChatConfig {
+        adapter: Some(adapter.into()),
+        connection: Some(connection.into()),
+        room: Some(room.into()),
+    };
+    let config = yetibot_ai_commands::WiseConfig {
+        key_file: Some(key.to_str().expect("utf-8").to_owned()),
+        api_url: Some(provider.url("/wise")),
+        profiles: Some(vec![yetibot_ai_commands::WiseProfileConfig {
+            id: Some(provider_fixture::wise::PROFILE),
+            balances: Some(vec![yetibot_ai_commands::WiseBalanceConfig {
+                id: Some(7),
+                currency: Some("EUR".into()),
+                name: Some("ops".into()),
+            }]),
+        }]),
+        chats: Some(vec![
+            chat("slack", "myteam", "C1"),
+            chat("discord", "main", "10"),
+        ]),
+    };
+    yetibot_ai_commands::wise_account(&config)
+        .expect("a valid :wise")
+        .expect("configured")
+}
+
 /// Two providers on the fixture: `local` (Chat Completions at `/v1`, model `m1`, the
 /// default) and `grok` (Responses at `/g/v1`, model `g1`).
 fn interpreter(provider: &Fixture, gate: &Arc<Semaphore>) -> Interpreter {
@@ -93,7 +136,8 @@ fn interpreter(provider: &Fixture, gate: &Arc<Semaphore>) -> Interpreter {
     .with_image_generation(yetibot_ai_commands::XaiAccount::new(
         &provider.url("/x/v1"),
         yetibot_redaction::Secret::new(XAI_KEY.to_owned()),
-    ));
+    ))
+    .with_wise(wise_account(provider));
     for spec in yetibot_ai_commands::commands(Arc::new(ai)) {
         registry.add(spec);
     }

@@ -112,6 +112,25 @@ pub(crate) fn pipeline_data(data: &serde_json::Value) -> Option<Value> {
     Value::parse_with_limits(&text, &limits).ok()
 }
 
+/// `text` on one line (control characters and whitespace runs become one space), trimmed
+/// and cut to `max` characters.
+pub(crate) fn one_line(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    for word in text
+        .split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|w| !w.is_empty())
+    {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+        if out.chars().count() >= max {
+            break;
+        }
+    }
+    out.chars().take(max).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,5 +154,14 @@ mod tests {
         assert_eq!(args.text("s", 1..=2, "bad"), Ok(Some("hi".into())));
         assert_eq!(args.text("s", 3..=9, "bad"), Err("bad"));
         assert_eq!(args.text("n", 1..=9, "bad"), Err("bad"));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn one_line_is_bounded_and_has_no_controls(text in "\\PC{0,400}|[\\s\\S]{0,400}") {
+            let line = one_line(&text, 50);
+            proptest::prop_assert!(line.chars().count() <= 50);
+            proptest::prop_assert!(!line.chars().any(|c| c.is_control() || c == '\n'));
+        }
     }
 }

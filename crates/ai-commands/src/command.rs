@@ -38,7 +38,7 @@ fn grok_opens_thread(args: &str) -> bool {
         .is_ok_and(|options| !options.no_thread && !options.prompt.trim().is_empty())
 }
 
-/// The AI and media commands (`ai`, `grok`, `cf`, `zen`, `meme`, `gi`, `clef`, `clairic`) over these services, to add to the interpreter's registry.
+/// The AI and media commands (`ai`, `grok`, `cf`, `zen`, `meme`, `gi`, `wise`, `clef`, `clairic`) over these services, to add to the interpreter's registry.
 #[must_use]
 pub fn commands(services: Arc<AiServices>) -> Vec<CommandSpec> {
     let cf = cf::spec(Arc::clone(&services));
@@ -46,6 +46,7 @@ pub fn commands(services: Arc<AiServices>) -> Vec<CommandSpec> {
     let decisions = crate::clef::command::specs(&services);
     let meme = crate::meme::command::spec(&services);
     let gi = crate::gi::command::spec(&services);
+    let wise = crate::wise::command::spec(&services);
     let ai = Ai { services };
     let spec = CommandSpec::new("ai", &[CATEGORY])
         .hints(AI_HINTS)
@@ -99,7 +100,7 @@ pub fn commands(services: Arc<AiServices>) -> Vec<CommandSpec> {
         "grok [--model <id>] [--toolset <name>] [--no-tools] [--no-thread] [--max-tool-calls <n>] [--] <prompt> # ask Grok, with web and X search",
         Grok(ai),
     );
-    let mut specs = vec![spec, grok, cf, zen, meme, gi];
+    let mut specs = vec![spec, grok, cf, zen, meme, gi, wise];
     specs.extend(decisions);
     specs
 }

@@ -283,7 +283,7 @@ impl std::fmt::Debug for IntentRouter {
 
 /// Why an `:api-url` is refused: it must be an absolute URL without credentials, query or
 /// fragment, over HTTPS unless its host is a loopback address (a local test endpoint).
-fn check_api_url(url: &str) -> Result<(), &'static str> {
+pub(crate) fn check_api_url(url: &str) -> Result<(), &'static str> {
     use yetibot_conversation::EndpointProblem;
     yetibot_conversation::check_endpoint(url).map_err(|problem| match problem {
         EndpointProblem::Credentials => "must not contain credentials",

@@ -24,6 +24,7 @@ mod router;
 mod services;
 pub mod thread;
 mod turn;
+mod wise;
 mod zen;
 
 pub mod limits;
@@ -42,3 +43,7 @@ pub use natives::{
 pub use pinned::{GROK_PROVIDER, XAI_BASE_URL, XAI_DEFAULT_MODEL, xai_provider};
 pub use request::{CATEGORY, RUNNER_INSTRUCTIONS};
 pub use services::{AiServices, Clock, Discover};
+pub use wise::{
+    DEFAULT_WISE_API_URL, WiseAccount, WiseBalanceConfig, WiseChatConfig, WiseConfig,
+    WiseProfileConfig, wise_account,
+};

@@ -294,7 +294,10 @@ fn native_infos(
     let secrets = services.client.secrets();
     let history_on = call.runner.history().is_some();
     selection
-        .native_tools(context, &natives::configured_services(services))
+        .native_tools(
+            context,
+            &natives::configured_services(services, call.runner.caller()),
+        )
         .into_iter()
         .filter_map(|tool| natives::native(tool.name())?.definition(history_on))
         .filter_map(|definition| {

@@ -327,7 +327,10 @@ async fn gather(
     let history_on = call.runner.history().is_some();
     let natives: Vec<ToolDefinition> = if offer_tools {
         plan.selection
-            .native_tools(&plan.context, &natives::configured_services(services))
+            .native_tools(
+                &plan.context,
+                &natives::configured_services(services, call.runner.caller()),
+            )
             .into_iter()
             .filter_map(|tool| natives::native(tool.name())?.definition(history_on))
             .collect()

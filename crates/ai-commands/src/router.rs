@@ -56,8 +56,12 @@ impl ToolExecutor for Router<'_> {
             && self.github_read(tool, arguments).is_ok()
     }
 
-    fn authorize(&self, _tool: &ToolId) -> bool {
-        // No tool offered here has conditions beyond the toolset's, which the loop rechecks.
+    fn authorize(&self, tool: &ToolId) -> bool {
+        // A native tool's own conditions (its service, and Wise's chat policy) are asked
+        // again; MCP tools have none beyond the toolset's, which the loop rechecks.
+        if tool.is_native() {
+            return natives::native(tool.name()).is_some_and(|native| native.admits(&self.natives));
+        }
         true
     }
 

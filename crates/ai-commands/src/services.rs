@@ -50,6 +50,8 @@ pub struct AiServices {
     pub(crate) imgflip: Option<crate::meme::ImgflipAccount>,
     /// The xAI account of `gi`.
     pub(crate) xai: Option<crate::config::XaiAccount>,
+    /// The read-only Wise account of `wise`, with its policy.
+    pub(crate) wise: Option<crate::wise::WiseAccount>,
 }
 
 impl std::fmt::Debug for AiServices {
@@ -90,6 +92,7 @@ impl AiServices {
             images: None,
             imgflip: None,
             xai: None,
+            wise: None,
             threads: crate::thread::ThreadStore::default(),
         }
     }
@@ -135,6 +138,14 @@ impl AiServices {
     #[must_use]
     pub fn with_image_generation(mut self, account: crate::config::XaiAccount) -> Self {
         self.xai = Some(account);
+        self
+    }
+
+    /// The read-only Wise account the `wise` command and tool read, with its own balance and
+    /// chat allowlists.
+    #[must_use]
+    pub fn with_wise(mut self, account: crate::wise::WiseAccount) -> Self {
+        self.wise = Some(account);
         self
     }
 

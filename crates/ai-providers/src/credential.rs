@@ -60,9 +60,12 @@ pub(crate) async fn bearer(provider: &Provider, purpose: Purpose) -> Result<Opti
     }
 }
 
-/// The token in the key file at `path`, under the rules of [`bearer`]; `None` when it
-/// cannot be used.
-pub(crate) async fn read_key_file(path: &Path) -> Option<Secret> {
+/// The token in the key file at `path`, read now, under the rules every `:key-file` follows:
+/// an absolute path to a regular file of at most [`MAX_KEY_FILE_BYTES`] that neither its
+/// group nor others may write, read within [`KEY_FILE_READ_TIMEOUT`], holding one nonblank,
+/// printable ASCII token. `None` when it cannot be used (the reason is never told, so no
+/// caller can echo the path or the content).
+pub async fn read_key_file(path: &Path) -> Option<Secret> {
     if !path.is_absolute() {
         return None;
     }

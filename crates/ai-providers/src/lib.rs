@@ -27,6 +27,7 @@ pub use config::{
     Credential, NATIVE_TOOLS, Provider, ProviderConfig, ProviderSet, ToolChoiceMode, WireApi,
     is_header_token, normalize_base_url,
 };
+pub use credential::read_key_file;
 pub use error::{Category, Error, Result};
 pub use models::{ModelInfo, ModelInterface, ModelList, TaskCategory, UNCATEGORIZED};
 pub use pricing::{Price, Pricing};

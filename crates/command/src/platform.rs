@@ -10,6 +10,13 @@ use futures_util::future::BoxFuture;
 /// The platform of one request. Every method but [`Platform::react`] has a default that
 /// does nothing, so a platform without threads or progress implements only what it has.
 pub trait Platform: Send + Sync {
+    /// The platform's own ID of the request's room (a Slack channel ID, which a rename does
+    /// not change), when the caller's `room` is something else (Slack rooms are keyed by
+    /// name); `None` by default.
+    fn room_id(&self) -> Option<&str> {
+        None
+    }
+
     /// Adds the reaction `emoji` to `message_id` in the request's own channel or thread, or
     /// to the requesting message when `None`. The platform checks the emoji's form; there
     /// is no way to name another channel.

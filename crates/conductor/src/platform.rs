@@ -132,6 +132,10 @@ impl LiveShown {
 }
 
 impl Platform for RequestPlatform {
+    fn room_id(&self) -> Option<&str> {
+        Some(&self.place.room)
+    }
+
     fn react<'a>(
         &'a self,
         emoji: &'a str,

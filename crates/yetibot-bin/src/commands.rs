@@ -77,6 +77,10 @@ pub fn ai_services(
         Some(account) => services.with_imgflip(account.clone()),
         None => services,
     };
+    let services = match &config.wise {
+        Some(account) => services.with_wise(account.clone()),
+        None => services,
+    };
     // `grok` without a provider named grok uses the xAI key's Grok provider.
     let grok_configured = config
         .providers

@@ -185,3 +185,13 @@ pub(crate) fn a_model_s_generated_image_goes_with_its_answer() -> Case {
         ModelCalls(2),
     ]
 }
+
+/// Wise is allowed in this channel by its platform ID (Slack keys rooms by name, which a
+/// rename can give to another channel), and reads the configured balance exactly.
+pub(crate) fn wise_reads_in_the_allowed_channel_by_its_platform_id() -> Case {
+    vec![
+        Say(Alice, "!wise balances"),
+        ShownOnce("ops: 1234.50 EUR"),
+        ModelCalls(0),
+    ]
+}

@@ -167,6 +167,7 @@ pub(crate) async fn run<P: Platform>(case: Case) {
     // No status cards: the cases are about answers, and a card's timing would make the
     // channel's contents depend on the machine's speed.
     provider_fixture::xai_images::XaiImages::new(crate::support::XAI_KEY).mount(&provider, "/x/v1");
+    provider_fixture::wise::Wise::new(crate::support::WISE_TOKEN).mount(&provider, "/wise");
     let (bot, intake) = Bot::start(&provider, Duration::from_secs(3_600));
     let mut platform = P::start(intake).await;
     let mut said: Option<String> = None;
@@ -342,4 +343,5 @@ suite!(
     buttons_are_checked_per_user,
     generated_images_are_uploaded,
     a_model_s_generated_image_goes_with_its_answer,
+    wise_reads_in_the_allowed_channel_by_its_platform_id,
 );

@@ -8,6 +8,7 @@ pub mod imgflip;
 mod reply;
 pub mod script;
 mod server;
+pub mod wise;
 pub mod workers;
 pub mod xai_images;
 

@@ -87,7 +87,7 @@ async fn search(services: &AiServices, query: &str) -> Result<Outcome, Failure> 
 
 /// The query as searched: on one line, 1 to [`MAX_QUERY_CHARS`] characters.
 fn query_text(raw: &str) -> Result<String, Failure> {
-    let query = wire::one_line(raw, MAX_QUERY_CHARS + 1);
+    let query = crate::args::one_line(raw, MAX_QUERY_CHARS + 1);
     if query.is_empty() || query.chars().count() > MAX_QUERY_CHARS {
         return Err(Failure::Refused(format!(
             "meme: a search query is 1 to {MAX_QUERY_CHARS} characters"

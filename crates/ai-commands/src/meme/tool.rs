@@ -67,7 +67,7 @@ pub(crate) fn read(arguments: &str, secrets: &Secrets) -> Result<MemeCall, &'sta
                     "query must be 1-200 characters",
                 )?
                 .ok_or("search needs query")?;
-            let query = wire::one_line(&query, MAX_QUERY_CHARS);
+            let query = crate::args::one_line(&query, MAX_QUERY_CHARS);
             if query.is_empty() {
                 return Err("query must not be blank");
             }

@@ -160,7 +160,7 @@ fn template(entry: &Value) -> Option<Template> {
     if !is_template_id(&id) {
         return None;
     }
-    let name = one_line(entry.get("name")?.as_str()?, MAX_NAME_CHARS);
+    let name = crate::args::one_line(entry.get("name")?.as_str()?, MAX_NAME_CHARS);
     if name.is_empty() {
         return None;
     }
@@ -200,25 +200,6 @@ fn https_url(text: &str) -> Option<String> {
         && url.username().is_empty()
         && url.password().is_none())
     .then(|| url.to_string())
-}
-
-/// `text` on one line (control characters and whitespace runs become one space), trimmed
-/// and cut to `max` characters.
-pub(crate) fn one_line(text: &str, max: usize) -> String {
-    let mut out = String::new();
-    for word in text
-        .split(|c: char| c.is_whitespace() || c.is_control())
-        .filter(|w| !w.is_empty())
-    {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(word);
-        if out.chars().count() >= max {
-            break;
-        }
-    }
-    out.chars().take(max).collect()
 }
 
 #[cfg(test)]
@@ -311,11 +292,5 @@ mod tests {
             let _ = meme(&bytes);
         }
 
-        #[test]
-        fn one_line_is_bounded_and_has_no_controls(text in "\\PC{0,400}|[\\s\\S]{0,400}") {
-            let line = one_line(&text, 50);
-            prop_assert!(line.chars().count() <= 50);
-            prop_assert!(!line.chars().any(|c| c.is_control() || c == '\n'));
-        }
     }
 }

@@ -20,7 +20,7 @@ pub use release::{
 };
 
 use futures_util::future::BoxFuture;
-use yetibot_command::Runner;
+use yetibot_command::{Caller, Runner};
 use yetibot_conversation::{AdapterKind, ToolDefinition};
 use yetibot_json_util::RandomSource;
 use yetibot_redaction::Secrets;
@@ -32,6 +32,7 @@ use crate::delegate;
 use crate::gi;
 use crate::meme;
 use crate::services::AiServices;
+use crate::wise;
 
 /// What a native tool runs with: the interpreter's services for the caller, the request's
 /// credentials (everything a tool returns is redacted of them), and what the delegation
@@ -67,8 +68,9 @@ pub(crate) struct Offered {
     schema: fn() -> serde_json::Value,
     /// Offered only where the bot keeps chat history.
     needs_history: bool,
-    /// For a service tool, whether its service is configured.
-    configured: fn(&AiServices) -> bool,
+    /// For a service tool, whether its service is configured (and, for `wise`, whether
+    /// its own policy admits this caller's chat).
+    configured: fn(&AiServices, &Caller) -> bool,
     check: Check,
     run: Run,
 }
@@ -181,7 +183,7 @@ pub(crate) const NATIVES: &[Native] = &[
             description: meme::tool::DESCRIPTION,
             schema: meme::tool::schema,
             needs_history: false,
-            configured: |services| services.imgflip.is_some(),
+            configured: |services, _| services.imgflip.is_some(),
             check: |tool, arguments| meme::tool::read(arguments, tool.secrets).is_ok(),
             run: |tool, arguments| {
                 Box::pin(meme::tool::run(
@@ -199,7 +201,7 @@ pub(crate) const NATIVES: &[Native] = &[
             description: gi::tool::DESCRIPTION,
             schema: gi::tool::schema,
             needs_history: false,
-            configured: |services| services.xai.is_some(),
+            configured: |services, _| services.xai.is_some(),
             check: |tool, arguments| gi::tool::read(arguments, tool.secrets).is_ok(),
             run: |tool, arguments| {
                 Box::pin(gi::tool::run(
@@ -218,7 +220,7 @@ pub(crate) const NATIVES: &[Native] = &[
             description: clef::tool::CLEF_DESCRIPTION,
             schema: clef::tool::clef_schema,
             needs_history: false,
-            configured: |services| services.workers.is_some(),
+            configured: |services, _| services.workers.is_some(),
             check: |tool, arguments| clef::tool::read(Model::Clef, arguments, tool.secrets).is_ok(),
             run: |tool, arguments| {
                 Box::pin(clef::tool::run(
@@ -238,7 +240,7 @@ pub(crate) const NATIVES: &[Native] = &[
             description: clef::tool::CLAIRIC_DESCRIPTION,
             schema: clef::tool::clairic_schema,
             needs_history: false,
-            configured: |services| services.workers.is_some(),
+            configured: |services, _| services.workers.is_some(),
             check: |tool, arguments| {
                 clef::tool::read(Model::Clairic, arguments, tool.secrets).is_ok()
             },
@@ -260,7 +262,7 @@ pub(crate) const NATIVES: &[Native] = &[
             description: delegate::DESCRIPTION,
             schema: delegate::schema,
             needs_history: false,
-            configured: |services| !services.providers().is_empty(),
+            configured: |services, _| !services.providers().is_empty(),
             check: |tool, arguments| delegate::check(&tool.delegate, arguments, delegate::Tool::Ai),
             run: |tool, arguments| {
                 Box::pin(delegate::execute(
@@ -278,7 +280,7 @@ pub(crate) const NATIVES: &[Native] = &[
             description: delegate::CF_DESCRIPTION,
             schema: delegate::cf_schema,
             needs_history: false,
-            configured: |services| crate::cf::workers_ai(services).is_some(),
+            configured: |services, _| crate::cf::workers_ai(services).is_some(),
             check: |tool, arguments| delegate::check(&tool.delegate, arguments, delegate::Tool::Cf),
             run: |tool, arguments| {
                 Box::pin(delegate::execute(
@@ -292,7 +294,26 @@ pub(crate) const NATIVES: &[Native] = &[
     Native {
         name: "wise",
         kind: Service,
-        offered: None,
+        offered: Some(Offered {
+            description: wise::tool::DESCRIPTION,
+            schema: wise::tool::schema,
+            needs_history: false,
+            // Wise's own policy: configured, and this chat allowed, whatever the toolset.
+            configured: |services, caller| {
+                services
+                    .wise
+                    .as_ref()
+                    .is_some_and(|account| account.allows(caller))
+            },
+            check: |_, arguments| wise::tool::read(arguments).is_ok(),
+            run: |tool, arguments| {
+                Box::pin(wise::tool::run(
+                    tool.delegate.services,
+                    tool.runner.caller(),
+                    arguments,
+                ))
+            },
+        }),
     },
     Native {
         name: "react",
@@ -344,6 +365,15 @@ impl Native {
             .is_some_and(|offered| (offered.check)(tool, arguments))
     }
 
+    /// Whether the tool may still run for this request: its service configured and, for a
+    /// tool with its own policy (`wise`), the caller admitted. Asked again right before each
+    /// call, whatever the toolset.
+    pub(crate) fn admits(&self, tool: &ToolContext<'_>) -> bool {
+        self.offered.as_ref().is_some_and(|offered| {
+            (offered.configured)(tool.delegate.services, tool.runner.caller())
+        })
+    }
+
     /// Runs one call.
     pub(crate) async fn run(&self, tool: &ToolContext<'_>, arguments: &str) -> Execution {
         match &self.offered {
@@ -353,8 +383,9 @@ impl Native {
     }
 }
 
-/// The service tools whose services `services` has configured, for the tool policy.
-pub(crate) fn configured_services(services: &AiServices) -> NativeServices {
+/// The service tools whose services `services` has configured for `caller`, for the tool
+/// policy.
+pub(crate) fn configured_services(services: &AiServices, caller: &Caller) -> NativeServices {
     let configured = NATIVES
         .iter()
         .filter(|native| native.kind == Service)
@@ -362,7 +393,7 @@ pub(crate) fn configured_services(services: &AiServices) -> NativeServices {
             native
                 .offered
                 .as_ref()
-                .is_some_and(|offered| (offered.configured)(services))
+                .is_some_and(|offered| (offered.configured)(services, caller))
         })
         .map(|native| native.name.to_owned())
         .collect();
@@ -370,7 +401,7 @@ pub(crate) fn configured_services(services: &AiServices) -> NativeServices {
 }
 
 /// For tools that need no service.
-fn always(_: &AiServices) -> bool {
+fn always(_: &AiServices, _: &Caller) -> bool {
     true
 }
 

@@ -116,6 +116,8 @@ pub struct Config {
     pub xai: Option<yetibot_ai_commands::XaiAccount>,
     /// Imgflip user name and password.
     pub imgflip: Option<yetibot_ai_commands::ImgflipAccount>,
+    /// The read-only Wise account with its balance and chat allowlists.
+    pub wise: Option<yetibot_ai_commands::WiseAccount>,
     /// The command language's settings: prefix, embedded commands, admins.
     pub settings: yetibot_command::Settings,
     /// The local operator (`:yetibot :local`), as the caller of `yetibot run`.

@@ -29,6 +29,7 @@ struct Yetibot {
     admin: AdminConfig,
     xai: XaiConfig,
     imgflip: ImgflipConfig,
+    wise: yetibot_ai_commands::WiseConfig,
     command: CommandConfig,
     local: LocalConfig,
     db: DbConfig,
@@ -92,6 +93,7 @@ pub(super) fn validate(
         admin,
         xai,
         imgflip,
+        wise,
         command,
         local,
         db,
@@ -173,6 +175,10 @@ pub(super) fn validate(
 
     let xai = yetibot_ai_commands::xai_account(&xai)
         .map_err(|errors| problems.extend(errors.iter().map(|e| prefixed("yetibot.xai", e))))
+        .ok()
+        .flatten();
+    let wise = yetibot_ai_commands::wise_account(&wise)
+        .map_err(|errors| problems.extend(errors.iter().map(|e| prefixed("yetibot.wise", e))))
         .ok()
         .flatten();
     let imgflip = yetibot_ai_commands::imgflip_account(&imgflip)
@@ -318,6 +324,7 @@ pub(super) fn validate(
         admin_users,
         xai,
         imgflip,
+        wise,
         settings,
         local,
         store,

@@ -122,6 +122,42 @@ static SERVER_REF: Shape = Shape::Section {
     fields: &[field("name", &STR), non_nil("tools", &STRS)],
 };
 
+static WISE_BALANCE: Shape = Shape::Section {
+    open: false,
+    fields: &[
+        field("id", &INT),
+        field("currency", &STR),
+        field("name", &STR),
+    ],
+};
+
+static WISE_PROFILE: Shape = Shape::Section {
+    open: false,
+    fields: &[
+        field("id", &INT),
+        field("balances", &Shape::List(&WISE_BALANCE)),
+    ],
+};
+
+static WISE_CHAT: Shape = Shape::Section {
+    open: false,
+    fields: &[
+        field("adapter", &STR),
+        field("connection", &STR),
+        field("room", &STR),
+    ],
+};
+
+static WISE: Shape = Shape::Section {
+    open: false,
+    fields: &[
+        field("key-file", &STR),
+        field("api-url", &STR),
+        field("profiles", &Shape::List(&WISE_PROFILE)),
+        field("chats", &Shape::List(&WISE_CHAT)),
+    ],
+};
+
 static PROVIDER_MODELS: Shape = Shape::Section {
     open: false,
     fields: &[field("name", &STR), field("models", &STRS)],
@@ -264,6 +300,7 @@ pub(crate) static YETIBOT: Shape = Shape::Section {
                 ],
             },
         ),
+        field("wise", &WISE),
         field(
             "images",
             &Shape::Section {

@@ -202,6 +202,21 @@ fn write_summary(config: &Config, out: &mut String) -> std::fmt::Result {
             "Published images: off (generated images are uploaded to the chat only)"
         )?,
     }
+    match &config.wise {
+        Some(wise) => {
+            let (balances, chats) = wise.scope();
+            let api = if wise.api_url() == yetibot_ai_commands::DEFAULT_WISE_API_URL {
+                String::new()
+            } else {
+                format!("; API {}", wise.api_url())
+            };
+            writeln!(
+                out,
+                "Wise: read-only, {balances} balance(s) in {chats} allowed chat(s), token file {REDACTED}{api}"
+            )?;
+        }
+        None => writeln!(out, "Wise: not configured")?,
+    }
     match &config.imgflip {
         Some(account) => {
             let api = if account.api_url() == yetibot_ai_commands::DEFAULT_IMGFLIP_API_URL {

@@ -14,6 +14,7 @@ mod logging;
 mod meme;
 mod run;
 mod slack;
+mod wise;
 mod zen;
 
 use std::io::{BufRead, BufReader};
