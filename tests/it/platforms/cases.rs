@@ -163,18 +163,13 @@ pub(crate) fn generated_images_are_uploaded() -> Case {
 /// A model that calls the `gi` tool answers with its text, and the image it made goes with
 /// the answer.
 pub(crate) fn a_model_s_generated_image_goes_with_its_answer() -> Case {
-    let call = serde_json::json!({
-        "choices": [{
-            "message": {"role": "assistant", "content": null, "tool_calls": [{
-                "id": "c1", "type": "function",
-                "function": {"name": "yetibot__gi", "arguments": "{\"prompt\":\"a yeti on a helicopter\"}"}
-            }]},
-            "finish_reason": "tool_calls",
-        }],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 3},
-    });
+    let call = provider_fixture::script::chat_tool_call(
+        "c1",
+        "yetibot__gi",
+        "{\"prompt\":\"a yeti on a helicopter\"}",
+    );
     vec![
-        ModelReply(call.to_string()),
+        ModelReply(call),
         Model("Here is your yeti on a helicopter.".to_owned()),
         Say(
             Alice,

@@ -29,6 +29,40 @@ pub fn chat_completion(text: &str) -> String {
     )
 }
 
+/// A complete (non-streamed) Chat Completions reply that calls one function, `name`, with
+/// `arguments` (JSON text) under the call ID `id`.
+#[must_use]
+pub fn chat_tool_call(id: &str, name: &str, arguments: &str) -> String {
+    serde_json::json!({
+        "choices": [{
+            "message": {"role": "assistant", "content": null, "tool_calls": [
+                {"id": id, "type": "function", "function": {"name": name, "arguments": arguments}}
+            ]},
+            "finish_reason": "tool_calls",
+        }],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 3},
+    })
+    .to_string()
+}
+
+/// The contents of the tool results in the last Chat Completions request `fixture` received
+/// at `path`, in order: what the model was sent back.
+#[must_use]
+pub fn tool_results(fixture: &crate::Fixture, path: &str) -> Vec<String> {
+    let requests = fixture.requests();
+    let Some(last) = requests.iter().rfind(|r| r.path == path) else {
+        return Vec::new();
+    };
+    let body: serde_json::Value = serde_json::from_slice(&last.body).unwrap_or_default();
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "tool")
+        .filter_map(|m| m["content"].as_str().map(str::to_owned))
+        .collect()
+}
+
 /// A Responses `response.output_text.delta` event.
 #[must_use]
 pub fn text_delta(text: &str) -> String {

@@ -167,17 +167,12 @@ async fn the_tool_edits_the_message_s_image_and_the_answer_carries_it() {
     let xai = fake_xai().await;
     let host = images(public_resolver()).await;
     let bot = interpreter(&xai, host.fetcher.clone());
-    let call = serde_json::json!({
-        "choices": [{
-            "message": {"role": "assistant", "content": null, "tool_calls": [{
-                "id": "c1", "type": "function",
-                "function": {"name": "yetibot__gi", "arguments": "{\"prompt\":\"make the sky purple\"}"}
-            }]},
-            "finish_reason": "tool_calls",
-        }],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 3},
-    });
-    xai.route("/v1/chat/completions", Reply::json(call.to_string()));
+    let call = provider_fixture::script::chat_tool_call(
+        "c1",
+        "yetibot__gi",
+        "{\"prompt\":\"make the sky purple\"}",
+    );
+    xai.route("/v1/chat/completions", Reply::json(call));
     xai.route(
         "/v1/chat/completions",
         Reply::json(script::chat_completion("Purple sky, as asked.")),

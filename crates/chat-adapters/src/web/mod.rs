@@ -288,57 +288,86 @@ impl Console {
             closing,
             ..
         } = self;
-        let mut connections = JoinSet::new();
-        tokio::pin!(stop);
-        loop {
-            tokio::select! {
-                () = &mut stop => break,
-                Some(_) = connections.join_next(), if !connections.is_empty() => {}
-                accepted = listener.accept() => {
-                    let Ok((stream, _)) = accepted else {
-                        // Out of file descriptors or similar: back off instead of spinning.
-                        tokio::time::sleep(ACCEPT_BACKOFF).await;
-                        continue;
-                    };
-                    // Count only connections that are still open.
-                    while connections.try_join_next().is_some() {}
-                    if connections.len() >= shared.bounds.max_connections {
-                        refuse_busy(&stream);
-                        continue;
-                    }
-                    let shared = Arc::clone(&shared);
-                    let mut closing = shared.closing.clone();
-                    connections.spawn(async move {
-                        let service = hyper::service::service_fn(move |request| {
-                            let shared = Arc::clone(&shared);
-                            async move {
-                                Ok::<_, std::convert::Infallible>(api::handle(&shared, request).await)
-                            }
-                        });
-                        let connection = hyper::server::conn::http1::Builder::new()
-                            .timer(TokioTimer::new())
-                            .header_read_timeout(HEADER_TIMEOUT)
-                            .serve_connection(TokioIo::new(stream), service);
-                        tokio::pin!(connection);
-                        tokio::select! {
-                            _ = connection.as_mut() => return,
-                            _ = closing.wait_for(|closing| *closing) => {}
+        let max = shared.bounds.max_connections;
+        serve_connections(
+            listener,
+            max,
+            stop,
+            move |stream| {
+                let shared = Arc::clone(&shared);
+                let mut closing = shared.closing.clone();
+                async move {
+                    let service = hyper::service::service_fn(move |request| {
+                        let shared = Arc::clone(&shared);
+                        async move {
+                            Ok::<_, std::convert::Infallible>(api::handle(&shared, request).await)
                         }
-                        // Stopping: finish the request in flight, then close (an idle
-                        // keep-alive connection closes at once).
-                        connection.as_mut().graceful_shutdown();
-                        let _ = connection.await;
                     });
+                    let connection = hyper::server::conn::http1::Builder::new()
+                        .timer(TokioTimer::new())
+                        .header_read_timeout(HEADER_TIMEOUT)
+                        .serve_connection(TokioIo::new(stream), service);
+                    tokio::pin!(connection);
+                    tokio::select! {
+                        _ = connection.as_mut() => return,
+                        _ = closing.wait_for(|closing| *closing) => {}
+                    }
+                    // Stopping: finish the request in flight, then close (an idle
+                    // keep-alive connection closes at once).
+                    connection.as_mut().graceful_shutdown();
+                    let _ = connection.await;
                 }
+            },
+            move || {
+                closing.send_replace(true);
+            },
+        )
+        .await;
+    }
+}
+
+/// Accepts connections on `listener` until `stop` completes, at most `max` open at once
+/// (one over it is answered 503 and closed), each served by `connection` on a task this
+/// future owns. Then it stops accepting, calls `stopping` (to tell open connections), and
+/// gives them [`STOP_GRACE`] to finish before dropping them: none outlives it.
+pub(super) async fn serve_connections<C, F>(
+    listener: TcpListener,
+    max: usize,
+    stop: impl std::future::Future<Output = ()>,
+    connection: C,
+    stopping: impl FnOnce(),
+) where
+    C: Fn(tokio::net::TcpStream) -> F,
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
+    let mut connections = JoinSet::new();
+    tokio::pin!(stop);
+    loop {
+        tokio::select! {
+            () = &mut stop => break,
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            accepted = listener.accept() => {
+                let Ok((stream, _)) = accepted else {
+                    // Out of file descriptors or similar: back off instead of spinning.
+                    tokio::time::sleep(ACCEPT_BACKOFF).await;
+                    continue;
+                };
+                // Count only connections that are still open.
+                while connections.try_join_next().is_some() {}
+                if connections.len() >= max {
+                    refuse_busy(&stream);
+                    continue;
+                }
+                connections.spawn(connection(stream));
             }
         }
-        drop(listener);
-        closing.send_replace(true);
-        let drain = async { while connections.join_next().await.is_some() {} };
-        if tokio::time::timeout(STOP_GRACE, drain).await.is_err() {
-            connections.abort_all();
-            while connections.join_next().await.is_some() {}
-        }
+    }
+    drop(listener);
+    stopping();
+    let drain = async { while connections.join_next().await.is_some() {} };
+    if tokio::time::timeout(STOP_GRACE, drain).await.is_err() {
+        connections.abort_all();
+        while connections.join_next().await.is_some() {}
     }
 }
 

@@ -17,7 +17,6 @@ use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use serde::Deserialize;
 use tokio::net::TcpListener;
-use tokio::task::JoinSet;
 
 use super::WebConfigError;
 use super::api::{Body, body};
@@ -292,46 +291,27 @@ impl PublishedServer {
     /// [`STOP_GRACE`](super::STOP_GRACE) to finish.
     pub async fn serve(self, stop: impl std::future::Future<Output = ()>) {
         let Self { listener, store } = self;
-        let mut connections = JoinSet::new();
-        tokio::pin!(stop);
-        loop {
-            tokio::select! {
-                () = &mut stop => break,
-                Some(_) = connections.join_next(), if !connections.is_empty() => {}
-                accepted = listener.accept() => {
-                    let Ok((stream, _)) = accepted else {
-                        tokio::time::sleep(super::ACCEPT_BACKOFF).await;
-                        continue;
-                    };
-                    while connections.try_join_next().is_some() {}
-                    if connections.len() >= MAX_CONNECTIONS {
-                        super::refuse_busy(&stream);
-                        continue;
-                    }
-                    let store = store.clone();
-                    connections.spawn(async move {
-                        let service = hyper::service::service_fn(move |request| {
-                            let response = answer(&store, &request);
-                            async move { Ok::<_, std::convert::Infallible>(response) }
-                        });
-                        let _ = hyper::server::conn::http1::Builder::new()
-                            .timer(TokioTimer::new())
-                            .header_read_timeout(super::HEADER_TIMEOUT)
-                            .serve_connection(TokioIo::new(stream), service)
-                            .await;
+        super::serve_connections(
+            listener,
+            MAX_CONNECTIONS,
+            stop,
+            move |stream| {
+                let store = store.clone();
+                async move {
+                    let service = hyper::service::service_fn(move |request| {
+                        let response = answer(&store, &request);
+                        async move { Ok::<_, std::convert::Infallible>(response) }
                     });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .timer(TokioTimer::new())
+                        .header_read_timeout(super::HEADER_TIMEOUT)
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
                 }
-            }
-        }
-        drop(listener);
-        let drain = async { while connections.join_next().await.is_some() {} };
-        if tokio::time::timeout(super::STOP_GRACE, drain)
-            .await
-            .is_err()
-        {
-            connections.abort_all();
-            while connections.join_next().await.is_some() {}
-        }
+            },
+            || {},
+        )
+        .await;
     }
 }
 

@@ -8,7 +8,7 @@ use provider_fixture::xai_images::{self, XaiImages};
 use provider_fixture::{End, Fixture, Reply};
 use serde_json::Value;
 
-use crate::Workdir;
+use crate::{Workdir, printed};
 
 /// The xAI key: it may appear only in the Authorization header.
 const KEY: &str = "xai-key-canary-5f2c9e71";
@@ -35,20 +35,8 @@ impl Setup {
     }
 
     async fn run(&self, args: &[&str]) -> std::process::Output {
-        let dir = self.dir.path.clone();
-        let config = self.config.clone();
-        let args: Vec<String> = std::iter::once("run")
-            .chain(args.iter().copied())
-            .map(str::to_owned)
-            .collect();
-        tokio::task::spawn_blocking(move || {
-            crate::yetibot(&dir, &[("CONFIG_PATH", &config)])
-                .args(&args)
-                .output()
-                .expect("the binary runs")
-        })
-        .await
-        .expect("the run finishes")
+        let args: Vec<&str> = std::iter::once("run").chain(args.iter().copied()).collect();
+        crate::run_blocking(&self.dir.path, &self.config, &args).await
     }
 }
 
@@ -56,14 +44,6 @@ async fn fake() -> Fixture {
     let fixture = Fixture::start().await.expect("fixture");
     XaiImages::new(KEY).mount(&fixture, "/x/v1");
     fixture
-}
-
-fn printed(output: &std::process::Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
 }
 
 /// Asserts that nothing secret or of xAI's own words was printed.
@@ -202,17 +182,12 @@ async fn the_tool_makes_an_image_for_a_model_and_is_listed_only_when_configured(
     let out = unconfigured.run(&["ai tools"]).await;
     assert!(!String::from_utf8_lossy(&out.stdout).contains("yetibot/gi"));
 
-    let call = serde_json::json!({
-        "choices": [{
-            "message": {"role": "assistant", "content": null, "tool_calls": [{
-                "id": "c1", "type": "function",
-                "function": {"name": "yetibot__gi", "arguments": "{\"prompt\":\"a yeti on a helicopter\"}"}
-            }]},
-            "finish_reason": "tool_calls",
-        }],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 3},
-    });
-    fixture.route("/v1/chat/completions", Reply::json(call.to_string()));
+    let call = provider_fixture::script::chat_tool_call(
+        "c1",
+        "yetibot__gi",
+        "{\"prompt\":\"a yeti on a helicopter\"}",
+    );
+    fixture.route("/v1/chat/completions", Reply::json(call));
     fixture.route(
         "/v1/chat/completions",
         Reply::json(provider_fixture::script::chat_completion("Here it is.")),
@@ -229,20 +204,11 @@ async fn the_tool_makes_an_image_for_a_model_and_is_listed_only_when_configured(
     assert_eq!(json["value"], "Here it is.");
     assert_eq!(json["files"][0]["bytes"], 73);
     // The model got the summary, never the bytes, xAI's revised prompt or the key.
-    let requests = fixture.requests();
-    let last = requests
-        .iter()
-        .rfind(|r| r.path == "/v1/chat/completions")
-        .expect("chat");
-    let sent = String::from_utf8_lossy(&last.body);
-    clean(&sent);
-    let body: Value = serde_json::from_slice(&last.body).expect("JSON");
-    let result = body["messages"]
-        .as_array()
-        .and_then(|m| m.iter().find(|m| m["role"] == "tool"))
-        .and_then(|m| m["content"].as_str())
-        .expect("a tool result");
-    let result: Value = serde_json::from_str(result).expect("JSON result");
+    for request in fixture.requests() {
+        clean(&String::from_utf8_lossy(&request.body));
+    }
+    let results = provider_fixture::script::tool_results(&fixture, "/v1/chat/completions");
+    let result: Value = serde_json::from_str(&results[0]).expect("JSON result");
     assert_eq!(result["width"], 4);
     assert_eq!(result["edited"], false);
     assert_eq!(result["delivered"], "attached to your answer");

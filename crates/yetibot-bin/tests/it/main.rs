@@ -162,6 +162,31 @@ fn yetibot(dir: &Path, env: &[(&str, &str)]) -> Command {
     command
 }
 
+/// Runs `yetibot` with `args` in `dir` with the configuration file `config`, on a blocking
+/// thread so that a fixture on the test's runtime keeps answering.
+async fn run_blocking(dir: &Path, config: &str, args: &[&str]) -> Output {
+    let dir = dir.to_path_buf();
+    let config = config.to_owned();
+    let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+    tokio::task::spawn_blocking(move || {
+        yetibot(&dir, &[("CONFIG_PATH", &config)])
+            .args(&args)
+            .output()
+            .expect("the binary runs")
+    })
+    .await
+    .expect("the run finishes")
+}
+
+/// Everything a run printed, standard output then standard error.
+fn printed(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
 /// One run in a fresh working directory.
 fn run(env: &[(&str, &str)], args: &[&str]) -> Output {
     run_in(&Workdir::new(), env, args)

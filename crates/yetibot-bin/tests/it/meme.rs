@@ -8,7 +8,7 @@ use provider_fixture::imgflip::{self, Imgflip};
 use provider_fixture::{End, Fixture, Recorded, Reply};
 use serde_json::Value;
 
-use crate::Workdir;
+use crate::{Workdir, printed};
 
 const USER: &str = "yetibot-memes";
 /// The account's password: it may appear only in the form Imgflip receives.
@@ -38,17 +38,7 @@ impl Setup {
     }
 
     async fn run(&self, line: &str) -> std::process::Output {
-        let dir = self.dir.path.clone();
-        let config = self.config.clone();
-        let line = line.to_owned();
-        tokio::task::spawn_blocking(move || {
-            crate::yetibot(&dir, &[("CONFIG_PATH", &config)])
-                .args(["run", &line])
-                .output()
-                .expect("the binary runs")
-        })
-        .await
-        .expect("the run finishes")
+        crate::run_blocking(&self.dir.path, &self.config, &["run", line]).await
     }
 }
 
@@ -56,14 +46,6 @@ async fn fake(imgflip: &Imgflip) -> Fixture {
     let fixture = Fixture::start().await.expect("fixture");
     imgflip.mount(&fixture, "/imgflip");
     fixture
-}
-
-fn printed(output: &std::process::Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
 }
 
 /// Runs `line`, asserting success and that neither the password nor Imgflip's own error
@@ -264,36 +246,6 @@ async fn a_caption_that_fails_after_sending_is_not_retried() {
     assert_eq!(cut.count("/imgflip/caption_image"), 1);
 }
 
-fn chat_call(id: &str, arguments: &Value) -> String {
-    serde_json::json!({
-        "choices": [{
-            "message": {"role": "assistant", "content": null, "tool_calls": [
-                {"id": id, "type": "function", "function": {"name": "yetibot__meme", "arguments": arguments.to_string()}}
-            ]},
-            "finish_reason": "tool_calls",
-        }],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 3},
-    })
-    .to_string()
-}
-
-/// The tool results the model was sent back, in order.
-fn tool_results(fixture: &Fixture) -> Vec<String> {
-    let requests = fixture.requests();
-    let last = requests
-        .iter()
-        .rfind(|r| r.path == "/v1/chat/completions")
-        .expect("a chat request");
-    let body: Value = serde_json::from_slice(&last.body).expect("JSON");
-    body["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|m| m["role"] == "tool")
-        .filter_map(|m| m["content"].as_str().map(str::to_owned))
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tool_searches_and_captions_for_a_model_and_is_listed_only_when_configured() {
     let fake_imgflip = Imgflip::new(USER, PASSWORD);
@@ -315,13 +267,15 @@ async fn the_tool_searches_and_captions_for_a_model_and_is_listed_only_when_conf
     );
 
     for reply in [
-        chat_call(
+        provider_fixture::script::chat_tool_call(
             "c1",
-            &serde_json::json!({"action": "search", "query": "drake"}),
+            "yetibot__meme",
+            r#"{"action": "search", "query": "drake"}"#,
         ),
-        chat_call(
+        provider_fixture::script::chat_tool_call(
             "c2",
-            &serde_json::json!({"action": "generate", "template_id": "181913649", "top": "deploy on Friday", "bottom": "deploy on Monday"}),
+            "yetibot__meme",
+            r#"{"action": "generate", "template_id": "181913649", "top": "deploy on Friday", "bottom": "deploy on Monday"}"#,
         ),
         provider_fixture::script::chat_completion("Here: https://i.imgflip.com/181913649-1.jpg"),
     ] {
@@ -332,7 +286,7 @@ async fn the_tool_searches_and_captions_for_a_model_and_is_listed_only_when_conf
         out.starts_with("Here: https://i.imgflip.com/181913649-1.jpg"),
         "{out}"
     );
-    let results = tool_results(&fixture);
+    let results = provider_fixture::script::tool_results(&fixture, "/v1/chat/completions");
     assert_eq!(results.len(), 2, "{results:?}");
     let found: Value = serde_json::from_str(&results[0]).expect("JSON");
     assert_eq!(found["source"], "popular");

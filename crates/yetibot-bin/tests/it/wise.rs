@@ -10,7 +10,7 @@ use provider_fixture::wise::{self, Wise};
 use provider_fixture::{Fixture, Reply};
 use serde_json::Value;
 
-use crate::Workdir;
+use crate::{Workdir, printed};
 
 /// The Wise token: it may appear only in the Authorization header.
 const TOKEN: &str = "wise-token-canary-8c31f0";
@@ -47,17 +47,7 @@ impl Setup {
     }
 
     async fn run(&self, line: &str) -> std::process::Output {
-        let dir = self.dir.path.clone();
-        let config = self.config.clone();
-        let line = line.to_owned();
-        tokio::task::spawn_blocking(move || {
-            crate::yetibot(&dir, &[("CONFIG_PATH", &config)])
-                .args(["run", &line])
-                .output()
-                .expect("the binary runs")
-        })
-        .await
-        .expect("the run finishes")
+        crate::run_blocking(&self.dir.path, &self.config, &["run", line]).await
     }
 }
 
@@ -65,14 +55,6 @@ async fn fake(wise: &Wise) -> Fixture {
     let fixture = Fixture::start().await.expect("fixture");
     wise.mount(&fixture, "/wise");
     fixture
-}
-
-fn printed(output: &std::process::Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
 }
 
 async fn answer(setup: &Setup, line: &str) -> String {
@@ -233,17 +215,12 @@ async fn the_tool_reads_for_a_model_only_where_the_chat_is_allowed() {
             .contains("yetibot/wise")
     );
 
-    let call = serde_json::json!({
-        "choices": [{
-            "message": {"role": "assistant", "content": null, "tool_calls": [{
-                "id": "c1", "type": "function",
-                "function": {"name": "yetibot__wise", "arguments": "{\"action\":\"totals\",\"from\":\"2026-11-01\",\"to\":\"2026-11-30\",\"balance\":\"ops\"}"}
-            }]},
-            "finish_reason": "tool_calls",
-        }],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 3},
-    });
-    fixture.route("/v1/chat/completions", Reply::json(call.to_string()));
+    let call = provider_fixture::script::chat_tool_call(
+        "c1",
+        "yetibot__wise",
+        "{\"action\":\"totals\",\"from\":\"2026-11-01\",\"to\":\"2026-11-30\",\"balance\":\"ops\"}",
+    );
+    fixture.route("/v1/chat/completions", Reply::json(call));
     fixture.route(
         "/v1/chat/completions",
         Reply::json(provider_fixture::script::chat_completion(
@@ -257,19 +234,11 @@ async fn the_tool_reads_for_a_model_only_where_the_chat_is_allowed() {
             .next(),
         Some("Net 987.50 EUR in November.")
     );
-    let requests = fixture.requests();
-    let last = requests
-        .iter()
-        .rfind(|r| r.path == "/v1/chat/completions")
-        .expect("chat");
-    assert!(!String::from_utf8_lossy(&last.body).contains(TOKEN));
-    let body: Value = serde_json::from_slice(&last.body).expect("JSON");
-    let result = body["messages"]
-        .as_array()
-        .and_then(|m| m.iter().find(|m| m["role"] == "tool"))
-        .and_then(|m| m["content"].as_str())
-        .expect("a tool result");
-    let result: Value = serde_json::from_str(result).expect("JSON");
+    for request in fixture.requests() {
+        assert!(!String::from_utf8_lossy(&request.body).contains(TOKEN));
+    }
+    let results = provider_fixture::script::tool_results(&fixture, "/v1/chat/completions");
+    let result: Value = serde_json::from_str(&results[0]).expect("JSON");
     assert_eq!(result["records"][0]["net"], "987.50");
     assert_eq!(result["records"][0]["in"], "1000.30");
     assert_eq!(result["records"][0]["currency"], "EUR");
