@@ -30,11 +30,15 @@ mod zen;
 pub mod limits;
 
 pub use command::commands;
-pub use config::{
-    ImgflipConfig, IntentRouter, IntentRouterConfig, ReleaseFeed, ReleaseInfoConfig, XaiAccount,
-    XaiConfig, imgflip_account, release_feed, xai_account,
+pub use config::wise::{
+    DEFAULT_WISE_API_URL, WiseAccount, WiseBalanceConfig, WiseChatConfig, WiseConfig,
+    WiseProfileConfig, wise_account,
 };
-pub use meme::{DEFAULT_IMGFLIP_API_URL, ImgflipAccount};
+pub use config::{
+    DEFAULT_IMGFLIP_API_URL, ImgflipAccount, ImgflipConfig, IntentRouter, IntentRouterConfig,
+    ReleaseFeed, ReleaseInfoConfig, XaiAccount, XaiConfig, imgflip_account, release_feed,
+    xai_account,
+};
 pub use meta::{AnswerMeta, TokenCounts};
 pub use natives::{
     HelpToolError, HistoryToolError, ReleaseNote, ReleaseToolError, help_tool, history_count_tool,
@@ -43,7 +47,3 @@ pub use natives::{
 pub use pinned::{GROK_PROVIDER, XAI_BASE_URL, XAI_DEFAULT_MODEL, xai_provider};
 pub use request::{CATEGORY, RUNNER_INSTRUCTIONS};
 pub use services::{AiServices, Clock, Discover};
-pub use wise::{
-    DEFAULT_WISE_API_URL, WiseAccount, WiseBalanceConfig, WiseChatConfig, WiseConfig,
-    WiseProfileConfig, wise_account,
-};

@@ -47,11 +47,11 @@ pub struct AiServices {
     /// The image loader of `clef` and `clairic`.
     pub(crate) images: Option<yetibot_image_fetch::Fetcher>,
     /// The Imgflip account of `meme`.
-    pub(crate) imgflip: Option<crate::meme::ImgflipAccount>,
+    pub(crate) imgflip: Option<crate::config::ImgflipAccount>,
     /// The xAI account of `gi`.
     pub(crate) xai: Option<crate::config::XaiAccount>,
     /// The read-only Wise account of `wise`, with its policy.
-    pub(crate) wise: Option<crate::wise::WiseAccount>,
+    pub(crate) wise: Option<crate::config::wise::WiseAccount>,
 }
 
 impl std::fmt::Debug for AiServices {
@@ -128,7 +128,7 @@ impl AiServices {
 
     /// The Imgflip account the `meme` command and tool use.
     #[must_use]
-    pub fn with_imgflip(mut self, account: crate::meme::ImgflipAccount) -> Self {
+    pub fn with_imgflip(mut self, account: crate::config::ImgflipAccount) -> Self {
         self.imgflip = Some(account);
         self
     }
@@ -144,7 +144,7 @@ impl AiServices {
     /// The read-only Wise account the `wise` command and tool read, with its own balance and
     /// chat allowlists.
     #[must_use]
-    pub fn with_wise(mut self, account: crate::wise::WiseAccount) -> Self {
+    pub fn with_wise(mut self, account: crate::config::wise::WiseAccount) -> Self {
         self.wise = Some(account);
         self
     }

@@ -37,7 +37,7 @@ pub struct Reply {
     pub notes: Vec<String>,
     /// The files the line's commands made (generated images), in the order they were
     /// made; a failed line keeps the files made before it failed.
-    pub files: Vec<crate::ReplyFile>,
+    pub files: Vec<crate::files::ReplyFile>,
 }
 
 impl Reply {
@@ -114,7 +114,7 @@ pub struct Interpreter {
     random: Mutex<Box<dyn RandomSource + Send>>,
     disabled: Mutex<HashMap<String, BTreeSet<Category>>>,
     secrets: yetibot_redaction::Secrets,
-    publisher: Option<Arc<dyn crate::Publish>>,
+    publisher: Option<Arc<dyn crate::files::Publish>>,
 }
 
 impl std::fmt::Debug for Interpreter {
@@ -311,7 +311,10 @@ impl Reach for Dispatched<'_> {
         random.index_below(bound.max(1)) % bound.max(1)
     }
 
-    fn attach_file(&self, file: crate::ReplyFile) -> Result<Option<String>, crate::FileError> {
+    fn attach_file(
+        &self,
+        file: crate::files::ReplyFile,
+    ) -> Result<Option<String>, crate::files::FileError> {
         self.scope.budget.files.add(file.clone())?;
         Ok(self
             .interpreter
@@ -399,7 +402,7 @@ impl Interpreter {
     /// Publishes the files commands attach to their replies (generated images) through
     /// `publisher`, which tells each command the public URL.
     #[must_use]
-    pub fn with_publisher(mut self, publisher: Arc<dyn crate::Publish>) -> Self {
+    pub fn with_publisher(mut self, publisher: Arc<dyn crate::files::Publish>) -> Self {
         self.publisher = Some(publisher);
         self
     }

@@ -86,7 +86,10 @@ pub(crate) trait Reach: Send + Sync {
     fn history(&self) -> Option<&dyn HistoryStore>;
     fn prefix(&self) -> &str;
     fn random_index(&self, bound: usize) -> usize;
-    fn attach_file(&self, file: crate::ReplyFile) -> Result<Option<String>, crate::FileError>;
+    fn attach_file(
+        &self,
+        file: crate::files::ReplyFile,
+    ) -> Result<Option<String>, crate::files::FileError>;
     fn file_slots_left(&self) -> usize;
     fn run_stage(&self, line: String, input: Piped) -> BoxFuture<'_, Result<Piped, Stopped>>;
     fn run_expression<'s>(
@@ -185,14 +188,17 @@ impl<'a> Runner<'a> {
 
     /// Sends `file` with the line's reply (a generated image): the reply carries the files
     /// of every stage, and a platform delivers them with the answer. When the interpreter
-    /// has a [`Publish`](crate::Publish)er, the file is published too and its public URL
+    /// has a [`Publish`](crate::files::Publish)er, the file is published too and its public URL
     /// returned.
     ///
     /// # Errors
     ///
-    /// [`FileError::TooMany`](crate::FileError::TooMany) when the reply already carries
+    /// [`FileError::TooMany`](crate::files::FileError::TooMany) when the reply already carries
     /// [`MAX_REPLY_FILES`](crate::limits::MAX_REPLY_FILES).
-    pub fn attach_file(&self, file: crate::ReplyFile) -> Result<Option<String>, crate::FileError> {
+    pub fn attach_file(
+        &self,
+        file: crate::files::ReplyFile,
+    ) -> Result<Option<String>, crate::files::FileError> {
         self.0.attach_file(file)
     }
 

@@ -9,13 +9,12 @@ pub(crate) mod command;
 pub(crate) mod tool;
 pub(crate) mod wire;
 
-use yetibot_redaction::{Secret, Secrets};
+use yetibot_redaction::Secrets;
+
+pub(crate) use crate::config::ImgflipAccount;
 
 use crate::services::AiServices;
 use wire::{IMGFLIP, MAX_REPLY_BYTES, Meme, Problem, Template};
-
-/// The public Imgflip API, the default of `:imgflip :api-url`.
-pub const DEFAULT_IMGFLIP_API_URL: &str = "https://api.imgflip.com";
 
 /// The most templates a search returns.
 pub(crate) const MAX_FOUND: usize = 20;
@@ -23,55 +22,6 @@ pub(crate) const MAX_FOUND: usize = 20;
 pub(crate) const MAX_QUERY_CHARS: usize = 200;
 /// The longest caption, in characters.
 pub(crate) const MAX_CAPTION_CHARS: usize = 1_000;
-
-/// An Imgflip account: the API base, the user name and the password `meme` captions with.
-#[derive(Clone)]
-pub struct ImgflipAccount {
-    api_url: String,
-    username: String,
-    password: Secret,
-}
-
-impl std::fmt::Debug for ImgflipAccount {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ImgflipAccount")
-            .field("api_url", &self.api_url)
-            .field("username", &self.username)
-            .field("password", &"[redacted]")
-            .finish()
-    }
-}
-
-impl ImgflipAccount {
-    /// The account `username`/`password` at the API base `api_url` (a trailing `/` is
-    /// ignored). The caller has validated the URL (see [`crate::imgflip_account`]).
-    #[must_use]
-    pub fn new(api_url: &str, username: impl Into<String>, password: Secret) -> Self {
-        Self {
-            api_url: api_url.trim_end_matches('/').to_owned(),
-            username: username.into(),
-            password,
-        }
-    }
-
-    /// The API base.
-    #[must_use]
-    pub fn api_url(&self) -> &str {
-        &self.api_url
-    }
-
-    /// The user name.
-    #[must_use]
-    pub fn username(&self) -> &str {
-        &self.username
-    }
-
-    /// The password.
-    #[must_use]
-    pub fn password(&self) -> &Secret {
-        &self.password
-    }
-}
 
 /// Why a request produced nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -72,13 +72,13 @@ pub(crate) fn is_template_id(text: &str) -> bool {
 
 /// The catalog's URL.
 pub(crate) fn popular_url(account: &ImgflipAccount) -> String {
-    format!("{}/get_memes", account.api_url)
+    format!("{}/get_memes", account.api_url())
 }
 
 /// Search's URL and form.
 pub(crate) fn search_request(account: &ImgflipAccount, query: &str) -> (String, Vec<u8>) {
     let form = form(account, &[("query", query), ("include_nsfw", "0")]);
-    (format!("{}/search_memes", account.api_url), form)
+    (format!("{}/search_memes", account.api_url()), form)
 }
 
 /// Captioning's URL and form.
@@ -96,13 +96,13 @@ pub(crate) fn caption_request(
             ("text1", bottom),
         ],
     );
-    (format!("{}/caption_image", account.api_url), form)
+    (format!("{}/caption_image", account.api_url()), form)
 }
 
 fn form(account: &ImgflipAccount, fields: &[(&str, &str)]) -> Vec<u8> {
     let mut form = url::form_urlencoded::Serializer::new(String::new());
-    form.append_pair("username", &account.username);
-    form.append_pair("password", account.password.expose());
+    form.append_pair("username", account.username());
+    form.append_pair("password", account.password().expose());
     for (name, value) in fields {
         form.append_pair(name, value);
     }

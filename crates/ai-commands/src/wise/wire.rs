@@ -98,18 +98,13 @@ fn amount(value: Option<&Value>) -> Option<Amount> {
         _ => return None,
     };
     let currency = object.get("currency")?.as_str()?;
-    if !is_currency(currency) {
+    if !crate::config::wise::is_currency(currency) {
         return None;
     }
     Some(Amount {
         value: BigDecimal::from_str(&number).ok()?,
         currency: currency.to_owned(),
     })
-}
-
-/// Whether `text` is a three-letter upper-case currency code.
-pub(crate) fn is_currency(text: &str) -> bool {
-    text.len() == 3 && text.bytes().all(|b| b.is_ascii_uppercase())
 }
 
 /// The balances of a balances reply; entries not in the documented shape are left out.

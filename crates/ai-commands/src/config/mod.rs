@@ -10,6 +10,8 @@ use yetibot_tool_policy::ToolsetKind;
 
 use yetibot_command::ConfigError as Error;
 
+pub(crate) mod wise;
+
 /// Default for `:min-probability`.
 pub const DEFAULT_MIN_PROBABILITY: f64 = 0.95;
 /// The lowest accepted `:min-probability`.
@@ -75,7 +77,10 @@ impl XaiAccount {
 /// never quote a value.
 pub fn xai_account(config: &XaiConfig) -> Result<Option<XaiAccount>, Vec<Error>> {
     let mut errors = Vec::new();
-    let api_url = config.api_url.as_deref().unwrap_or(crate::XAI_BASE_URL);
+    let api_url = config
+        .api_url
+        .as_deref()
+        .unwrap_or(crate::pinned::XAI_BASE_URL);
     if let Err(reason) = check_api_url(api_url) {
         errors.push(Error::new("api-url", reason));
     }
@@ -165,6 +170,58 @@ pub fn release_feed(config: &ReleaseInfoConfig) -> Result<Option<ReleaseFeed>, V
         .transpose()
 }
 
+/// The public Imgflip API, the default of `:imgflip :api-url`.
+pub const DEFAULT_IMGFLIP_API_URL: &str = "https://api.imgflip.com";
+
+/// An Imgflip account: the API base, the user name and the password `meme` captions with.
+#[derive(Clone)]
+pub struct ImgflipAccount {
+    api_url: String,
+    username: String,
+    password: Secret,
+}
+
+impl std::fmt::Debug for ImgflipAccount {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ImgflipAccount")
+            .field("api_url", &self.api_url)
+            .field("username", &self.username)
+            .field("password", &"[redacted]")
+            .finish()
+    }
+}
+
+impl ImgflipAccount {
+    /// The account `username`/`password` at the API base `api_url` (a trailing `/` is
+    /// ignored). The caller has validated the URL (see [`imgflip_account`]).
+    #[must_use]
+    pub fn new(api_url: &str, username: impl Into<String>, password: Secret) -> Self {
+        Self {
+            api_url: api_url.trim_end_matches('/').to_owned(),
+            username: username.into(),
+            password,
+        }
+    }
+
+    /// The API base.
+    #[must_use]
+    pub fn api_url(&self) -> &str {
+        &self.api_url
+    }
+
+    /// The user name.
+    #[must_use]
+    pub fn username(&self) -> &str {
+        &self.username
+    }
+
+    /// The password.
+    #[must_use]
+    pub fn password(&self) -> &Secret {
+        &self.password
+    }
+}
+
 /// `:yetibot :imgflip`: the account behind `meme`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -185,14 +242,9 @@ pub struct ImgflipConfig {
 /// `:api-url` (HTTPS, or plain HTTP to a loopback address; no credentials, query or
 /// fragment), with paths relative to the `:imgflip` map and reasons that never quote a
 /// value.
-pub fn imgflip_account(
-    config: &ImgflipConfig,
-) -> Result<Option<crate::meme::ImgflipAccount>, Vec<Error>> {
+pub fn imgflip_account(config: &ImgflipConfig) -> Result<Option<ImgflipAccount>, Vec<Error>> {
     let mut errors = Vec::new();
-    let api_url = config
-        .api_url
-        .as_deref()
-        .unwrap_or(crate::meme::DEFAULT_IMGFLIP_API_URL);
+    let api_url = config.api_url.as_deref().unwrap_or(DEFAULT_IMGFLIP_API_URL);
     if let Err(reason) = check_api_url(api_url) {
         errors.push(Error::new("api-url", reason));
     }
@@ -205,11 +257,9 @@ pub fn imgflip_account(
         errors.push(Error::new("password", "must not be blank"));
     }
     let account = match (username, password) {
-        (Some(username), Some(password)) => Some(crate::meme::ImgflipAccount::new(
-            api_url,
-            username,
-            password.clone(),
-        )),
+        (Some(username), Some(password)) => {
+            Some(ImgflipAccount::new(api_url, username, password.clone()))
+        }
         (None, None) => None,
         (Some(_), None) => {
             errors.push(Error::new("password", "is required with :username"));
