@@ -341,10 +341,16 @@ impl<'a> Scan<'a> {
         if self.matchers().any(|m| m.any(text.as_bytes())) {
             return true;
         }
-        let mut views = Views::default();
+        let (mut views, mut json) = (Views::default(), Views::default());
         Windows::new(text, self.max_len).any(|window| {
-            views.decode(text, window, Mode::SEARCH);
-            self.any_view(&views)
+            views.decode(text, window.clone(), Mode::SEARCH);
+            if self.any_view(&views) {
+                return true;
+            }
+            // A secret that holds `%` followed by hex digits is spelled out only where JSON
+            // escapes are decoded and percent-encoding is not.
+            json.decode(text, window, Mode::SEARCH.json_only());
+            self.any_view(&json)
         })
     }
 
@@ -385,12 +391,18 @@ impl<'a> Scan<'a> {
             if !open {
                 views.decode(text, window.clone(), Mode::SEARCH);
                 if !self.any_view(&views) {
-                    continue;
+                    // The JSON-only reading: where percent-decoding would consume a secret's
+                    // own `%XX`.
+                    json.decode(text, window.clone(), Mode::SEARCH.json_only());
+                    if !self.any_view(&json) {
+                        continue;
+                    }
                 }
             }
             let mode = Mode::tracked(open);
             views.decode(text, window.clone(), mode);
-            for (view, decided) in views.searchable() {
+            json.decode(text, window.clone(), mode.json_only());
+            for (view, decided) in views.searchable().chain(json.searchable()) {
                 for matcher in self.matchers() {
                     hits.clear();
                     matcher.each(decided, &mut hits);
@@ -403,7 +415,6 @@ impl<'a> Scan<'a> {
                 }
             }
             if open {
-                json.decode(text, window.clone(), mode.json_only());
                 for frontier in [views.frontier(), json.frontier()].into_iter().flatten() {
                     settled = settled.min(frontier);
                 }

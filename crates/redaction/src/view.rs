@@ -146,13 +146,19 @@ impl Mode {
     }
 }
 
-/// A stretch of text decoded once and, where that can change anything, twice.
+/// A stretch of text decoded once and, where that can change anything, twice; when all
+/// escapes are read, the second decoding is also done reading JSON's alone (percent-encoded
+/// JSON whose string holds a secret with its own `%XX`).
 #[derive(Debug, Default)]
 pub(crate) struct Views {
     once: View,
     twice: View,
     /// Whether `twice` holds the second decoding; otherwise it equals `once`.
     has_twice: bool,
+    /// The second decoding reading JSON escapes only, over a first that read all of them.
+    twice_json: View,
+    /// Whether `twice_json` holds it.
+    has_twice_json: bool,
     /// Whether the stretch reaches the end of a text that may continue.
     open: bool,
 }
@@ -180,11 +186,32 @@ impl Views {
                 &mut self.twice,
             );
         }
+        self.has_twice_json =
+            self.has_twice && mode.escapes == Escapes::All && self.once.bytes.contains(&b'\\');
+        if self.has_twice_json {
+            let limit = if mode.open {
+                self.once.decided().len()
+            } else {
+                self.once.bytes.len()
+            };
+            let once = &self.once;
+            decode(
+                &once.bytes[..limit],
+                Positions::Table(&once.starts),
+                Some(&once.quoted),
+                mode.json_only(),
+                &mut self.twice_json,
+            );
+        }
     }
 
     /// The views to search, each limited to its decided bytes when the text may continue.
     pub(crate) fn searchable(&self) -> impl Iterator<Item = (&View, &[u8])> {
-        let views = [Some(&self.once), self.has_twice.then_some(&self.twice)];
+        let views = [
+            Some(&self.once),
+            self.has_twice.then_some(&self.twice),
+            self.has_twice_json.then_some(&self.twice_json),
+        ];
         views.into_iter().flatten().map(|view| {
             let bytes = if self.open {
                 view.decided()
@@ -207,7 +234,12 @@ impl Views {
             .then_some(self.twice.pending)
             .flatten()
             .map(|(input, _)| self.once.starts[input]);
-        once.into_iter().chain(twice).min()
+        let twice_json = self
+            .has_twice_json
+            .then_some(self.twice_json.pending)
+            .flatten()
+            .map(|(input, _)| self.once.starts[input]);
+        once.into_iter().chain(twice).chain(twice_json).min()
     }
 
     /// The points of the decided stretch, in order, that no unit of this decoding and none

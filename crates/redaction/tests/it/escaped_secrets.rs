@@ -56,3 +56,21 @@ proptest! {
         }
     }
 }
+
+/// A secret with its own `%XX` is found where JSON escapes are decoded and percent-encoding
+/// is not: decoding both at once would turn its `%aa` into one byte.
+#[test]
+fn a_secret_holding_percent_hex_is_found_in_json_escaped_text() {
+    let set = Secrets::new(["aaaaaaaaaa%a"]).unwrap();
+    let text = r"aaaaaaaa\u0061a%aa";
+    assert!(set.contains_secret(text));
+    let out = set.redact_text(text);
+    assert!(!set.contains_secret(&out), "{out}");
+    // Percent-encoded JSON whose string holds such a secret: decoded once with every
+    // escape, then with JSON's alone.
+    let set = Secrets::new(["aa\"aa%aa"]).unwrap();
+    let text = "?q={%22k%22:%22aa%5C%22aa%25aa%22}";
+    assert!(set.contains_secret(text));
+    let out = set.redact_text(text);
+    assert!(!set.contains_secret(&out), "{out}");
+}
