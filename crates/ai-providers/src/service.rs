@@ -26,8 +26,9 @@ pub enum ServiceMethod {
     Post,
 }
 
-/// The body of a [`ServiceCall`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The body of a [`ServiceCall`]. Its `Debug` shows the kind and length only: a form may
+/// carry a password.
+#[derive(Clone, PartialEq, Eq)]
 pub enum ServiceBody {
     /// A JSON document (`application/json`).
     Json(Vec<u8>),
@@ -35,9 +36,18 @@ pub enum ServiceBody {
     Form(Vec<u8>),
 }
 
+impl std::fmt::Debug for ServiceBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Json(bytes) => write!(f, "Json({} bytes)", bytes.len()),
+            Self::Form(bytes) => write!(f, "Form({} bytes)", bytes.len()),
+        }
+    }
+}
+
 /// One request to a service: who it is (for errors), the method and absolute URL, an
-/// optional bearer token, an optional body and the largest reply read.
-#[derive(Debug)]
+/// optional bearer token, an optional body and the largest reply read. Its `Debug` shows
+/// neither the token nor the body's content.
 pub struct ServiceCall<'a> {
     service: &'a str,
     method: ServiceMethod,
@@ -46,6 +56,19 @@ pub struct ServiceCall<'a> {
     body: Option<ServiceBody>,
     max_reply_bytes: usize,
     gateway: Option<&'a str>,
+}
+
+impl std::fmt::Debug for ServiceCall<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServiceCall")
+            .field("service", &self.service)
+            .field("method", &self.method)
+            .field("url", &self.url)
+            .field("bearer", &self.bearer.map(|_| "[redacted]"))
+            .field("body", &self.body)
+            .field("max_reply_bytes", &self.max_reply_bytes)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<'a> ServiceCall<'a> {
@@ -160,5 +183,26 @@ fn without_detail(error: Error) -> Error {
             detail: None,
         },
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_output_shows_neither_the_token_nor_the_body() {
+        let token = Secret::new("service-token-canary".to_owned());
+        let call = ServiceCall::post(
+            "Imgflip",
+            "https://api.imgflip.com/caption_image",
+            ServiceBody::Form(b"username=bot&password=form-password-canary".to_vec()),
+            1024,
+        )
+        .bearer(&token);
+        let shown = format!("{call:?}");
+        assert!(!shown.contains("canary"), "{shown}");
+        assert!(!shown.contains("112, 97, 115"), "no bytes: {shown}");
+        assert!(shown.contains("Form(42 bytes)"), "{shown}");
     }
 }

@@ -1,5 +1,6 @@
-//! Files a command makes for its reply, such as a generated image. A command hands one to
-//! its [`Runner`](crate::Runner) ([`Runner::attach_file`](crate::Runner::attach_file)) and the
+//! Files a command makes for its reply, such as a generated image. A command holds a place
+//! for one with its runner's `reserve_file` before making it, then fills it
+//! ([`FileSlot::attach`]); the
 //! line's [`Reply`](crate::Reply) carries every file its commands made, whatever stage made
 //! it, so a platform can deliver them with the answer (an upload on chat platforms). Files
 //! are not values: later stages neither see nor change them.
@@ -100,39 +101,90 @@ pub trait Publish: Send + Sync {
     fn publish(&self, file: &ReplyFile) -> Option<String>;
 }
 
-/// The files one line's commands made, shared by all of its runs.
+/// The files one line's commands made, and the places reserved for files being made,
+/// shared by all of the line's runs (which may run at once, under `xargs`).
 #[derive(Debug, Default)]
-pub(crate) struct Files(std::sync::Mutex<Vec<ReplyFile>>);
+pub(crate) struct Files(std::sync::Mutex<Shelf>);
+
+#[derive(Debug, Default)]
+struct Shelf {
+    files: Vec<ReplyFile>,
+    reserved: usize,
+}
 
 impl Files {
-    pub(crate) fn add(&self, file: ReplyFile) -> Result<(), FileError> {
-        let mut files = self
-            .0
+    fn shelf(&self) -> std::sync::MutexGuard<'_, Shelf> {
+        self.0
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if files.len() >= MAX_REPLY_FILES {
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Holds a place for a file about to be made, so that a command pays for nothing the
+    /// reply could not carry.
+    pub(crate) fn reserve(&self) -> Result<(), FileError> {
+        let mut shelf = self.shelf();
+        if shelf.files.len() + shelf.reserved >= MAX_REPLY_FILES {
             return Err(FileError::TooMany);
         }
-        files.push(file);
+        shelf.reserved += 1;
         Ok(())
     }
 
-    pub(crate) fn slots_left(&self) -> usize {
-        MAX_REPLY_FILES.saturating_sub(
-            self.0
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .len(),
-        )
+    /// Fills a reserved place.
+    pub(crate) fn fill(&self, file: ReplyFile) {
+        let mut shelf = self.shelf();
+        shelf.reserved = shelf.reserved.saturating_sub(1);
+        shelf.files.push(file);
+    }
+
+    /// Gives a reserved place back.
+    pub(crate) fn release(&self) {
+        let mut shelf = self.shelf();
+        shelf.reserved = shelf.reserved.saturating_sub(1);
     }
 
     pub(crate) fn take(&self) -> Vec<ReplyFile> {
-        std::mem::take(
-            &mut *self
-                .0
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        )
+        std::mem::take(&mut self.shelf().files)
+    }
+}
+
+/// A place held in the line's reply for one file ([`Runner::reserve_file`](crate::Runner::reserve_file)):
+/// fill it with [`FileSlot::attach`]; dropped unfilled, it is given back.
+pub struct FileSlot<'a> {
+    reach: &'a (dyn crate::registry::Reach + 'a),
+    filled: bool,
+}
+
+impl std::fmt::Debug for FileSlot<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileSlot")
+            .field("filled", &self.filled)
+            .finish()
+    }
+}
+
+impl<'a> FileSlot<'a> {
+    pub(crate) fn new(reach: &'a (dyn crate::registry::Reach + 'a)) -> Self {
+        Self {
+            reach,
+            filled: false,
+        }
+    }
+
+    /// Puts `file` in the reply, and returns its public URL when the interpreter publishes
+    /// files.
+    #[must_use]
+    pub fn attach(mut self, file: ReplyFile) -> Option<String> {
+        self.filled = true;
+        self.reach.fill_file(file)
+    }
+}
+
+impl Drop for FileSlot<'_> {
+    fn drop(&mut self) {
+        if !self.filled {
+            self.reach.release_file();
+        }
     }
 }
 
@@ -160,12 +212,19 @@ mod tests {
         );
         let files = Files::default();
         let file = ReplyFile::new("a.png", "image/png", vec![1u8]).unwrap();
+        // Places are held before files are made: a held place counts, a released one not.
         for _ in 0..MAX_REPLY_FILES {
-            assert_eq!(files.add(file.clone()), Ok(()));
+            assert_eq!(files.reserve(), Ok(()));
         }
-        assert_eq!(files.slots_left(), 0);
-        assert_eq!(files.add(file), Err(FileError::TooMany));
+        assert_eq!(files.reserve(), Err(FileError::TooMany));
+        files.release();
+        assert_eq!(files.reserve(), Ok(()));
+        for _ in 0..MAX_REPLY_FILES {
+            files.fill(file.clone());
+        }
+        assert_eq!(files.reserve(), Err(FileError::TooMany));
         assert_eq!(files.take().len(), MAX_REPLY_FILES);
         assert!(files.take().is_empty());
+        assert_eq!(files.reserve(), Ok(()));
     }
 }

@@ -311,20 +311,22 @@ impl Reach for Dispatched<'_> {
         random.index_below(bound.max(1)) % bound.max(1)
     }
 
-    fn attach_file(
-        &self,
-        file: crate::files::ReplyFile,
-    ) -> Result<Option<String>, crate::files::FileError> {
-        self.scope.budget.files.add(file.clone())?;
-        Ok(self
+    fn reserve_file(&self) -> Result<(), crate::files::FileError> {
+        self.scope.budget.files.reserve()
+    }
+
+    fn fill_file(&self, file: crate::files::ReplyFile) -> Option<String> {
+        let url = self
             .interpreter
             .publisher
             .as_ref()
-            .and_then(|publisher| publisher.publish(&file)))
+            .and_then(|publisher| publisher.publish(&file));
+        self.scope.budget.files.fill(file);
+        url
     }
 
-    fn file_slots_left(&self) -> usize {
-        self.scope.budget.files.slots_left()
+    fn release_file(&self) {
+        self.scope.budget.files.release();
     }
 
     fn run_stage(&self, line: String, input: Piped) -> BoxFuture<'_, Result<Piped, Stopped>> {

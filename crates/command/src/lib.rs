@@ -22,7 +22,7 @@ pub use config::{
     local_caller,
 };
 pub use error::{ConfigError, Stopped};
-pub use files::{FileError, Publish, ReplyFile};
+pub use files::{FileError, FileSlot, Publish, ReplyFile};
 pub use interpreter::{Interpreter, Reply, Settings};
 pub use platform::{
     LiveText, Platform, PlatformError, Progress, Step, StepOutcome, ThreadError, ThreadMessage,

@@ -86,11 +86,9 @@ pub(crate) trait Reach: Send + Sync {
     fn history(&self) -> Option<&dyn HistoryStore>;
     fn prefix(&self) -> &str;
     fn random_index(&self, bound: usize) -> usize;
-    fn attach_file(
-        &self,
-        file: crate::files::ReplyFile,
-    ) -> Result<Option<String>, crate::files::FileError>;
-    fn file_slots_left(&self) -> usize;
+    fn reserve_file(&self) -> Result<(), crate::files::FileError>;
+    fn fill_file(&self, file: crate::files::ReplyFile) -> Option<String>;
+    fn release_file(&self);
     fn run_stage(&self, line: String, input: Piped) -> BoxFuture<'_, Result<Piped, Stopped>>;
     fn run_expression<'s>(
         &'s self,
@@ -186,27 +184,20 @@ impl<'a> Runner<'a> {
         self.0.random_index(bound)
     }
 
-    /// Sends `file` with the line's reply (a generated image): the reply carries the files
-    /// of every stage, and a platform delivers them with the answer. When the interpreter
-    /// has a [`Publish`](crate::files::Publish)er, the file is published too and its public URL
-    /// returned.
+    /// Holds a place for one file in the line's reply (a generated image), before the
+    /// command makes (and perhaps pays for) it: the reply carries the files of every stage,
+    /// and a platform delivers them with the answer. Fill it with
+    /// [`FileSlot::attach`](crate::files::FileSlot::attach) (which, when the interpreter has
+    /// a [`Publish`](crate::files::Publish)er, also publishes the file and returns its public
+    /// URL); dropped unfilled, it is given back.
     ///
     /// # Errors
     ///
-    /// [`FileError::TooMany`](crate::files::FileError::TooMany) when the reply already carries
-    /// [`MAX_REPLY_FILES`](crate::limits::MAX_REPLY_FILES).
-    pub fn attach_file(
-        &self,
-        file: crate::files::ReplyFile,
-    ) -> Result<Option<String>, crate::files::FileError> {
-        self.0.attach_file(file)
-    }
-
-    /// How many more files the line's reply may carry: a command that pays for a file
-    /// asks before it makes one.
-    #[must_use]
-    pub fn file_slots_left(&self) -> usize {
-        self.0.file_slots_left()
+    /// [`FileError::TooMany`](crate::files::FileError::TooMany) when the reply already
+    /// carries or has reserved [`MAX_REPLY_FILES`](crate::limits::MAX_REPLY_FILES).
+    pub fn reserve_file(&self) -> Result<crate::files::FileSlot<'a>, crate::files::FileError> {
+        self.0.reserve_file()?;
+        Ok(crate::files::FileSlot::new(self.0))
     }
 
     /// Runs one command line (no pipes are split: `line` is a single stage) with `input` as

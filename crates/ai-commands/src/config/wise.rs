@@ -128,11 +128,17 @@ impl WiseAccount {
         if !caller.trusted {
             return false;
         }
-        let room = caller
+        let room_id = caller
             .platform
             .as_ref()
-            .and_then(|platform| platform.room_id())
-            .unwrap_or(&caller.room);
+            .and_then(|platform| platform.room_id());
+        // On the chat platforms only the platform's room ID counts: Slack's room key is a
+        // name, which a rename can give to another channel.
+        let room = match (caller.adapter, room_id) {
+            (_, Some(id)) => id,
+            (AdapterKind::Slack | AdapterKind::Discord, None) => return false,
+            (_, None) => &caller.room,
+        };
         self.chats.iter().any(|chat| {
             chat.adapter == caller.adapter
                 && chat.connection == caller.connection
@@ -383,14 +389,14 @@ mod tests {
 
     #[test]
     fn only_listed_trusted_chats_are_allowed() {
-        let account = wise_account(&config(vec![chat("slack", "main", "C123")]))
+        let account = wise_account(&config(vec![chat("web", "web", "general")]))
             .unwrap()
             .unwrap();
-        assert!(account.allows(&caller(AdapterKind::Slack, "main", "C123", true)));
-        assert!(!account.allows(&caller(AdapterKind::Slack, "main", "C123", false)));
-        assert!(!account.allows(&caller(AdapterKind::Slack, "other", "C123", true)));
-        assert!(!account.allows(&caller(AdapterKind::Discord, "main", "C123", true)));
-        assert!(!account.allows(&caller(AdapterKind::Slack, "main", "C1234", true)));
+        assert!(account.allows(&caller(AdapterKind::Web, "web", "general", true)));
+        assert!(!account.allows(&caller(AdapterKind::Web, "web", "general", false)));
+        assert!(!account.allows(&caller(AdapterKind::Web, "other", "general", true)));
+        assert!(!account.allows(&caller(AdapterKind::Cli, "web", "general", true)));
+        assert!(!account.allows(&caller(AdapterKind::Web, "web", "general2", true)));
     }
 
     /// A Slack request: rooms are keyed by name, the platform knows the channel's ID.
@@ -423,6 +429,9 @@ mod tests {
         request.platform = Some(std::sync::Arc::new(Slack));
         assert!(by_id.allows(&request));
         assert!(!by_name.allows(&request));
+        // A chat request without the platform's room ID is never admitted.
+        let bare = caller(AdapterKind::Slack, "main", "C123", true);
+        assert!(!by_id.allows(&bare));
     }
 
     #[test]

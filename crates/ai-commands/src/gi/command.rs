@@ -41,9 +41,12 @@ struct Gi {
 impl Handler for Gi {
     fn run<'a>(&'a self, call: Call<'a>) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
-            if call.runner.file_slots_left() == 0 {
-                return Outcome::error("gi: this reply already carries as many images as it may");
-            }
+            // The image's place in the reply is held before it is paid for.
+            let Ok(slot) = call.runner.reserve_file() else {
+                return Outcome::error(
+                    "gi: this reply already carries as many images as it may (4); nothing was sent",
+                );
+            };
             let made = match super::generate(
                 &self.services,
                 call.runner.caller(),
@@ -68,14 +71,10 @@ impl Handler for Gi {
                 made.image.format(),
             );
             let mut summary = made.summary();
-            match call.runner.attach_file(made.file) {
-                Ok(Some(url)) => {
-                    text.push_str(": ");
-                    text.push_str(&url);
-                    summary["url"] = serde_json::Value::String(url);
-                }
-                Ok(None) => {}
-                Err(error) => return Outcome::error(format!("gi: {error}")),
+            if let Some(url) = slot.attach(made.file) {
+                text.push_str(": ");
+                text.push_str(&url);
+                summary["url"] = serde_json::Value::String(url);
             }
             let data = crate::args::pipeline_data(&summary);
             Outcome::Data {

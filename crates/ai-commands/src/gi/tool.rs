@@ -62,26 +62,21 @@ pub(crate) async fn run(
         Ok(prompt) => prompt,
         Err(problem) => return Execution::ToolError(format!("invalid arguments: {problem}")),
     };
-    if runner.file_slots_left() == 0 {
+    // The image's place in the answer is held before it is paid for.
+    let Ok(slot) = runner.reserve_file() else {
         return Execution::ToolError(
-            "this answer already carries as many images as it may; no image was made".to_owned(),
+            "this answer already carries as many images as it may (4); no image was made"
+                .to_owned(),
         );
-    }
+    };
     match super::generate(services, runner.caller(), &prompt, secrets).await {
         Ok(made) => {
             let mut result = made.summary();
             result["delivered"] = json!("attached to your answer");
-            match runner.attach_file(made.file) {
-                Ok(url) => {
-                    if let Some(url) = url {
-                        result["url"] = json!(url);
-                    }
-                    Execution::Success(result.to_string())
-                }
-                Err(_) => Execution::ToolError(
-                    "the image was made but this answer cannot carry it".to_owned(),
-                ),
+            if let Some(url) = slot.attach(made.file) {
+                result["url"] = json!(url);
             }
+            Execution::Success(result.to_string())
         }
         Err(Failure::NotMade(message)) => Execution::ToolError(message),
         Err(Failure::Unknown(_)) => Execution::Unknown,

@@ -94,7 +94,22 @@ pub(crate) async fn popular(
     let url = wire::popular_url(account);
     let call = yetibot_ai_providers::ServiceCall::get(IMGFLIP, &url, MAX_REPLY_BYTES);
     let reply = send(services, call, false).await?;
-    wire::templates(&reply).map_err(|problem| problem_failure(&problem, "the template catalog"))
+    wire::templates(&reply)
+        .map(|templates| tidy(services, templates))
+        .map_err(|problem| problem_failure(&problem, "the template catalog"))
+}
+
+/// Templates with their names redacted of every credential, then cut to
+/// [`wire::MAX_NAME_CHARS`] (in that order, so no cut can hide part of one).
+fn tidy(services: &AiServices, templates: Vec<Template>) -> Vec<Template> {
+    templates
+        .into_iter()
+        .map(|mut template| {
+            let redacted = services.client.secrets().redact_text(&template.name);
+            template.name = crate::args::one_line(&redacted, wire::MAX_NAME_CHARS);
+            template
+        })
+        .collect()
 }
 
 /// Up to [`MAX_FOUND`] templates whose names contain `query` (literally, ignoring case)
@@ -124,7 +139,10 @@ pub(crate) async fn find(
         ),
         other => problem_failure(&other, "the search"),
     })?;
-    Ok((found.into_iter().take(MAX_FOUND).collect(), Source::Search))
+    Ok((
+        tidy(services, found.into_iter().take(MAX_FOUND).collect()),
+        Source::Search,
+    ))
 }
 
 /// Captions the template `template_id` once. Nothing is retried: a failure after the

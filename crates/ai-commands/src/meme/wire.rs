@@ -17,6 +17,9 @@ pub(crate) const MAX_REPLY_BYTES: usize = 1 << 20;
 pub(crate) const MAX_TEMPLATES: usize = 1_000;
 /// The longest template name kept, in characters.
 pub(crate) const MAX_NAME_CHARS: usize = 200;
+/// The longest template name read, in characters: a name is redacted of credentials before
+/// it is cut to [`MAX_NAME_CHARS`].
+const MAX_NAME_READ_CHARS: usize = 2_000;
 /// The longest template ID, in digits.
 pub(crate) const MAX_ID_DIGITS: usize = 20;
 /// The longest image or page URL kept, in characters.
@@ -160,7 +163,7 @@ fn template(entry: &Value) -> Option<Template> {
     if !is_template_id(&id) {
         return None;
     }
-    let name = crate::args::one_line(entry.get("name")?.as_str()?, MAX_NAME_CHARS);
+    let name = crate::args::one_line(entry.get("name")?.as_str()?, MAX_NAME_READ_CHARS);
     if name.is_empty() {
         return None;
     }

@@ -18,6 +18,10 @@ use crate::config::wise::{BalanceRef, WiseAccount};
 
 /// The longest date range, in days (both ends included).
 pub(crate) const MAX_RANGE_DAYS: i64 = 366;
+/// The longest transaction description shown, in characters.
+pub(crate) const MAX_DESCRIPTION_CHARS: usize = 120;
+/// The most balances one statement read covers (one request each).
+pub(crate) const MAX_STATEMENTS: usize = 8;
 use crate::services::AiServices;
 use wire::{Amount, Statement, WISE};
 
@@ -181,7 +185,16 @@ impl<'a> Reader<'a> {
         let reply = self.get(&url).await?;
         let mut statement = wire::statement(&reply).map_err(|reason| format!("wise: {reason}"))?;
         for line in &mut statement.transactions {
-            line.description = self.secrets.redact_text(&line.description).into_owned();
+            // A line in another currency would make the totals wrong.
+            if line.amount.currency != balance.currency {
+                return Err(format!(
+                    "wise: the statement of {} has a line in another currency",
+                    balance.name
+                ));
+            }
+            // Redacted whole, then cut, so no cut can hide part of a credential.
+            let redacted = self.secrets.redact_text(&line.description);
+            line.description = crate::args::one_line(&redacted, MAX_DESCRIPTION_CHARS);
         }
         Ok(statement)
     }
@@ -312,6 +325,11 @@ pub(crate) async fn read(
     let chosen = account.select(wanted)?;
     if let Query::Transactions { from, to, .. } | Query::Totals { from, to, .. } = query {
         range(from, to)?;
+        if chosen.len() > MAX_STATEMENTS {
+            return Err(format!(
+                "wise: a statement read covers at most {MAX_STATEMENTS} balances; name one"
+            ));
+        }
     }
     let reader = Reader::new(services, account).await?;
     let mut report = Report {
@@ -337,32 +355,38 @@ pub(crate) async fn read(
         Query::Transactions {
             from, to, limit, ..
         } => {
+            let mut lines = Vec::new();
             for balance in chosen {
                 let statement = reader.statement(balance, from, to).await?;
-                for line in statement.transactions {
-                    if report.records.len() >= *limit {
-                        report.truncated = true;
-                        break;
-                    }
-                    report.rows.push(format!(
-                        "{} · {} · {} · {}",
-                        line.date,
-                        line.amount.show(),
-                        if line.description.is_empty() {
-                            "(no description)"
-                        } else {
-                            &line.description
-                        },
-                        balance.name
-                    ));
-                    report.records.push(serde_json::json!({
-                        "balance": balance.name,
-                        "date": line.date,
-                        "amount": line.amount.value.to_plain_string(),
-                        "currency": line.amount.currency,
-                        "description": line.description,
-                    }));
-                }
+                lines.extend(
+                    statement
+                        .transactions
+                        .into_iter()
+                        .map(|line| (balance, line)),
+                );
+            }
+            // Newest first across balances (a stable sort keeps each statement's order).
+            lines.sort_by(|(_, a), (_, b)| b.date.cmp(&a.date));
+            report.truncated = lines.len() > *limit;
+            for (balance, line) in lines.into_iter().take(*limit) {
+                report.rows.push(format!(
+                    "{} · {} · {} · {}",
+                    line.date,
+                    line.amount.show(),
+                    if line.description.is_empty() {
+                        "(no description)"
+                    } else {
+                        &line.description
+                    },
+                    balance.name
+                ));
+                report.records.push(serde_json::json!({
+                    "balance": balance.name,
+                    "date": line.date,
+                    "amount": line.amount.value.to_plain_string(),
+                    "currency": line.amount.currency,
+                    "description": line.description,
+                }));
             }
         }
         Query::Totals { from, to, .. } => {

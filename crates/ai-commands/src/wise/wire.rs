@@ -13,8 +13,9 @@ use yetibot_json_util::{Limits, Value};
 pub(crate) const WISE: &str = "Wise";
 /// The largest reply read (a long statement).
 pub(crate) const MAX_REPLY_BYTES: usize = 4 * 1024 * 1024;
-/// The longest transaction description kept, in characters.
-pub(crate) const MAX_DESCRIPTION_CHARS: usize = 120;
+/// The longest transaction description read, in characters (it is redacted of credentials
+/// before it is cut to what is shown).
+pub(crate) const MAX_DESCRIPTION_READ_CHARS: usize = 2_000;
 
 const LIMITS: Limits = Limits {
     max_bytes: MAX_REPLY_BYTES,
@@ -129,7 +130,12 @@ pub(crate) fn balances(reply: &[u8]) -> Result<Vec<Balance>, &'static str> {
         .collect())
 }
 
-/// The statement of a statement reply; lines not in the documented shape are left out.
+/// The statement of a statement reply.
+///
+/// # Errors
+///
+/// A fixed reason when the reply, or any of its lines, is not in the documented shape: a
+/// line left out would make totals wrong.
 pub(crate) fn statement(reply: &[u8]) -> Result<Statement, &'static str> {
     let value = parse(reply)?;
     let object = value.as_object().ok_or("the reply is not a statement")?;
@@ -139,29 +145,32 @@ pub(crate) fn statement(reply: &[u8]) -> Result<Statement, &'static str> {
         .ok_or("the statement has no transactions list")?;
     let transactions = lines
         .iter()
-        .filter_map(|line| {
-            let line = line.as_object()?;
-            let date = line.get("date")?.as_str()?.get(..10)?;
-            if !crate::args::is_iso_date(date) {
-                return None;
-            }
-            let description = line
-                .get("details")
-                .and_then(Value::as_object)
-                .and_then(|details| details.get("description"))
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            Some(Transaction {
-                date: date.to_owned(),
-                amount: amount(line.get("amount"))?,
-                description: crate::args::one_line(description, MAX_DESCRIPTION_CHARS),
-            })
-        })
-        .collect();
+        .map(|line| line_of(line).ok_or("a statement line is not in the documented shape"))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(Statement {
         transactions,
         start_balance: amount(object.get("startOfStatementBalance")),
         end_balance: amount(object.get("endOfStatementBalance")),
+    })
+}
+
+/// One statement line: a date, a signed amount and an optional description.
+fn line_of(line: &Value) -> Option<Transaction> {
+    let line = line.as_object()?;
+    let date = line.get("date")?.as_str()?.get(..10)?;
+    if !crate::args::is_iso_date(date) {
+        return None;
+    }
+    let description = line
+        .get("details")
+        .and_then(Value::as_object)
+        .and_then(|details| details.get("description"))
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    Some(Transaction {
+        date: date.to_owned(),
+        amount: amount(line.get("amount"))?,
+        description: crate::args::one_line(description, MAX_DESCRIPTION_READ_CHARS),
     })
 }
 
@@ -199,8 +208,7 @@ mod tests {
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].amount.show(), "1234567890123.1234567 EUR");
         let reply = br#"{"transactions":[
-            {"date":"2026-11-03T10:00:00.000Z","amount":{"value":-12.50,"currency":"EUR"},"details":{"description":"Card\npayment"}},
-            {"date":"bad","amount":{"value":1,"currency":"EUR"}}],
+            {"date":"2026-11-03T10:00:00.000Z","amount":{"value":-12.50,"currency":"EUR"},"details":{"description":"Card\npayment"}}],
             "endOfStatementBalance":{"value":100.10,"currency":"EUR"}}"#;
         let statement = statement(reply).unwrap();
         assert_eq!(statement.transactions.len(), 1);
@@ -208,7 +216,13 @@ mod tests {
         assert_eq!(statement.transactions[0].description, "Card payment");
         assert_eq!(statement.end_balance.unwrap().show(), "100.10 EUR");
         assert!(statement.start_balance.is_none());
-        for bad in [&b"{}"[..], b"nope", br#"{"transactions":{}}"#] {
+        for bad in [
+            &b"{}"[..],
+            b"nope",
+            br#"{"transactions":{}}"#,
+            br#"{"transactions":[{"date":"bad","amount":{"value":1,"currency":"EUR"}}]}"#,
+            br#"{"transactions":[{"date":"2026-11-03","amount":{"value":"1","currency":"EUR"}}]}"#,
+        ] {
             assert!(super::statement(bad).is_err());
         }
     }

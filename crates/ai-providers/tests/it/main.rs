@@ -7,6 +7,7 @@ mod credential;
 mod hygiene;
 mod models;
 mod responses;
+mod service;
 mod support;
 mod transport;
 mod workers;

@@ -27,12 +27,15 @@ pub const DEFAULT_MAX_COUNT: usize = 128;
 pub const DEFAULT_MAX_BYTES: usize = 128 * 1024 * 1024;
 /// The largest `:max-count`.
 pub const MAX_MAX_COUNT: usize = 100_000;
-/// The largest `:max-bytes` (4 GiB).
-pub const MAX_MAX_BYTES: usize = 4 * 1024 * 1024 * 1024;
+/// The largest `:max-bytes` (4 GiB; less where memory addresses are narrower).
+pub const MAX_MAX_BYTES: u64 = 4 * 1024 * 1024 * 1024;
 /// Default of `:listen`.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:3100";
 /// The most connections served at once.
-pub const MAX_CONNECTIONS: usize = 256;
+pub const MAX_CONNECTIONS: usize = 64;
+/// How long one connection may stay open, requests and responses together: a client that
+/// reads slowly or idles cannot hold a place for longer.
+pub const CONNECTION_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// `:yetibot :images`, exactly as configured.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -95,9 +98,9 @@ pub fn publish_options(
         ));
     }
     let bytes = config.max_bytes.map_or(Ok(DEFAULT_MAX_BYTES), |n| {
-        usize::try_from(n)
-            .ok()
+        Some(n)
             .filter(|n| (1024 * 1024..=MAX_MAX_BYTES).contains(n))
+            .and_then(|n| usize::try_from(n).ok())
             .ok_or(())
     });
     if bytes.is_err() {
@@ -176,7 +179,7 @@ impl std::fmt::Debug for Published {
 #[derive(Default)]
 struct Shelf {
     order: VecDeque<String>,
-    images: HashMap<String, (&'static str, Arc<[u8]>)>,
+    images: HashMap<String, (&'static str, bytes::Bytes)>,
     bytes: usize,
 }
 
@@ -218,13 +221,15 @@ impl Published {
         }
         shelf.bytes += bytes.len();
         shelf.order.push_back(name.clone());
-        shelf.images.insert(name.clone(), (media_type, bytes));
+        shelf
+            .images
+            .insert(name.clone(), (media_type, bytes::Bytes::from_owner(bytes)));
         Some(format!("{}/{name}", self.public_url))
     }
 
     /// The image stored under `name`, if any.
     #[must_use]
-    pub fn get(&self, name: &str) -> Option<(&'static str, Arc<[u8]>)> {
+    pub fn get(&self, name: &str) -> Option<(&'static str, bytes::Bytes)> {
         if !is_published_name(name) {
             return None;
         }
@@ -232,7 +237,7 @@ impl Published {
         shelf
             .images
             .get(name)
-            .map(|(media_type, bytes)| (*media_type, Arc::clone(bytes)))
+            .map(|(media_type, bytes)| (*media_type, bytes.clone()))
     }
 
     /// How many images and bytes are kept.
@@ -302,11 +307,11 @@ impl PublishedServer {
                         let response = answer(&store, &request);
                         async move { Ok::<_, std::convert::Infallible>(response) }
                     });
-                    let _ = hyper::server::conn::http1::Builder::new()
+                    let connection = hyper::server::conn::http1::Builder::new()
                         .timer(TokioTimer::new())
                         .header_read_timeout(super::HEADER_TIMEOUT)
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
+                        .serve_connection(TokioIo::new(stream), service);
+                    let _ = tokio::time::timeout(CONNECTION_DEADLINE, connection).await;
                 }
             },
             || {},
@@ -331,10 +336,11 @@ fn answer(store: &Published, request: &Request<Incoming>) -> Response<Body> {
         return plain(StatusCode::NOT_FOUND);
     };
     let length = bytes.len();
+    // The stored bytes are shared, never copied per request.
     let content = if request.method() == Method::HEAD {
         body(bytes::Bytes::new())
     } else {
-        body(bytes::Bytes::from(bytes.to_vec()))
+        body(bytes)
     };
     let mut response = harden(Response::new(content), media_type);
     response

@@ -101,6 +101,23 @@ async fn a_generated_image_is_named_described_and_saved_exactly() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_holds_four_images_and_no_fifth_is_paid_for() {
+    let fixture = fake().await;
+    let setup = Setup::new(&fixture, KEY, "");
+    // xargs runs up to four stages at once: places are held before anything is sent.
+    let out = setup
+        .run(&["--json", "list a b c d e f | xargs gi a yeti number %s"])
+        .await;
+    clean(&printed(&out));
+    let json: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(json["files"].as_array().map(Vec::len), Some(4), "{json}");
+    assert_eq!(fixture.count("/x/v1/images/generations"), 4);
+    // xargs keeps going past a stage that failed: the two without a place show nothing.
+    let shown = json["value"].as_array().expect("rows");
+    assert_eq!(shown.iter().filter(|v| *v == "").count(), 2, "{json}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refusals_and_unknown_outcomes_are_specific_and_never_retried() {
     let fixture = fake().await;
     // A key xAI refuses: no image was made, and xAI's body is not shown.

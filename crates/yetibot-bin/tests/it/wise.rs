@@ -244,3 +244,44 @@ async fn the_tool_reads_for_a_model_only_where_the_chat_is_allowed() {
     assert_eq!(result["records"][0]["currency"], "EUR");
     assert_eq!(result["truncated"], false);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_naming_wise_where_it_is_not_offered_reaches_nothing() {
+    let fixture = fake(&Wise::new(TOKEN)).await;
+    let chat = fixture.url("/v1");
+    let provider = format!(r#":ai {{:providers [{{:name "local" :url "{chat}" :model "m1"}}]}}"#);
+    // Allowed only in a Slack channel; the model asks for it from `yetibot run` anyway.
+    let elsewhere = Setup::new(&fixture, TOKEN, SLACK_CHAT, &provider);
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(provider_fixture::script::chat_tool_call(
+            "c1",
+            "yetibot__wise",
+            r#"{"action":"balances"}"#,
+        )),
+    );
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(provider_fixture::script::chat_completion(
+            "I cannot read that here.",
+        )),
+    );
+    let out = elsewhere.run("ai What is in the ops balance?").await;
+    assert!(!printed(&out).contains("1234.50"), "{}", printed(&out));
+    assert!(
+        !fixture
+            .requests()
+            .iter()
+            .any(|r| r.path.starts_with("/wise")),
+        "Wise was never asked"
+    );
+    let offered = fixture
+        .requests()
+        .into_iter()
+        .find(|r| r.path == "/v1/chat/completions")
+        .expect("the model was asked");
+    assert!(
+        !String::from_utf8_lossy(&offered.body).contains("yetibot__wise"),
+        "not offered"
+    );
+}
