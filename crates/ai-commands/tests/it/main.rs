@@ -5,4 +5,5 @@ mod ai;
 mod clef;
 mod gi;
 mod github;
+mod wise;
 mod zen;

@@ -39,8 +39,15 @@ fn items(messages: &[Outgoing]) -> Vec<Item> {
     let mut out = Vec::new();
     for message in messages {
         let Rendered { payloads, file } = render(message);
-        out.extend(payloads.into_iter().map(Item::Message));
-        out.extend(file.map(Item::File));
+        // An image with no text of its own (a generated one) goes up before the buttons
+        // under it, so that they stay the last thing of the answer.
+        if message.text.is_empty() && file.as_ref().is_some_and(Attachment::is_image) {
+            out.extend(file.map(Item::File));
+            out.extend(payloads.into_iter().map(Item::Message));
+        } else {
+            out.extend(payloads.into_iter().map(Item::Message));
+            out.extend(file.map(Item::File));
+        }
     }
     out
 }
@@ -434,5 +441,33 @@ mod tests {
             "the Slack app lacks the scope groups:history"
         );
         assert!(missing_scope(None).contains("channels:history, groups:history"));
+    }
+
+    #[test]
+    fn a_generated_image_goes_up_before_the_buttons_under_it() {
+        use crate::reply::{Button, Role};
+        let mut image = Outgoing::text(Role::Answer, "");
+        image.attachment = Some(Attachment {
+            name: "gi-1.png".into(),
+            media_type: "image/png",
+            content: vec![0x89, b'P', b'N', b'G'].into(),
+        });
+        image.buttons = vec![Button {
+            action: crate::event::Action::RunAgain,
+            token: "t".into(),
+        }];
+        let order: Vec<bool> = items(&[image])
+            .iter()
+            .map(|item| matches!(item, Item::File(_)))
+            .collect();
+        assert_eq!(order, [true, false]);
+        // A long answer's excerpt still comes before its answer.md.
+        let mut long = Outgoing::text(Role::Answer, "excerpt");
+        long.attachment = Some(Attachment::text("answer.md", "text/markdown", "all".into()));
+        let order: Vec<bool> = items(&[long])
+            .iter()
+            .map(|item| matches!(item, Item::File(_)))
+            .collect();
+        assert_eq!(order, [false, true]);
     }
 }
