@@ -43,7 +43,7 @@ impl Hand {
     }
 }
 
-fn provider(name: &str, url: String, model: Option<&str>) -> ProviderConfig {
+pub(crate) fn provider(name: &str, url: String, model: Option<&str>) -> ProviderConfig {
     ProviderConfig {
         name: Some(name.into()),
         url: Some(url),
@@ -69,7 +69,7 @@ pub(crate) fn policy() -> ToolPolicy {
     ToolPolicy::from_config(&config, &known).expect("an empty policy is valid")
 }
 
-fn services(providers: ProviderSet, clock: Clock) -> AiServices {
+pub(crate) fn services(providers: ProviderSet, clock: Clock) -> AiServices {
     AiServices::new(
         Client::new(ClientOptions::default()).expect("client"),
         providers,
@@ -79,7 +79,7 @@ fn services(providers: ProviderSet, clock: Clock) -> AiServices {
     )
 }
 
-fn bot(services: AiServices, admins: &[&str]) -> Interpreter {
+pub(crate) fn bot(services: AiServices, admins: &[&str]) -> Interpreter {
     let mut registry = builtins();
     for spec in yetibot_ai_commands::commands(Arc::new(services)) {
         registry.add(spec);

@@ -9,13 +9,10 @@ use image_fixture::PNG;
 use provider_fixture::xai_images::{self, XaiImages};
 use provider_fixture::{Fixture, Reply, script};
 use serde_json::Value;
-use yetibot_ai_commands::{AiServices, XaiAccount};
-use yetibot_ai_providers::{Client, ClientOptions, ProviderConfig, ProviderSet};
-use yetibot_command::{Caller, Interpreter, Settings, builtins};
+use yetibot_ai_commands::XaiAccount;
+use yetibot_ai_providers::ProviderSet;
+use yetibot_command::{Caller, Interpreter};
 use yetibot_conversation::AdapterKind;
-use yetibot_history::MemoryAliases;
-use yetibot_json_util::SplitMix64;
-use yetibot_mcp_host::{Host, HostOptions, ServerSet};
 use yetibot_redaction::Secret;
 
 use crate::clef::{FILE_TOKEN, Message, attachment, decoded, images, public_resolver};
@@ -25,33 +22,13 @@ const KEY: &str = "xai-key-canary-0d8e3f52";
 fn interpreter(xai: &Fixture, fetcher: yetibot_image_fetch::Fetcher) -> Interpreter {
     let providers = ProviderSet::from_config(
         None,
-        &[ProviderConfig {
-            name: Some("local".into()),
-            url: Some(xai.url("/v1")),
-            model: Some("m1".into()),
-            ..ProviderConfig::default()
-        }],
+        &[crate::ai::provider("local", xai.url("/v1"), Some("m1"))],
     )
     .expect("providers");
-    let services = AiServices::new(
-        Client::new(ClientOptions::default()).expect("client"),
-        providers,
-        Host::new(ServerSet::default(), HostOptions::new()).expect("host"),
-        crate::ai::policy(),
-        Arc::new(tokio::time::Instant::now),
-    )
-    .with_image_generation(XaiAccount::new(&xai.url("/x/v1"), Secret::new(KEY)))
-    .with_images(fetcher);
-    let mut registry = builtins();
-    for spec in yetibot_ai_commands::commands(Arc::new(services)) {
-        registry.add(spec);
-    }
-    Interpreter::new(
-        registry,
-        Arc::new(MemoryAliases::new()),
-        Box::new(SplitMix64::new(3)),
-        Settings::default(),
-    )
+    let services = crate::ai::services(providers, Arc::new(tokio::time::Instant::now))
+        .with_image_generation(XaiAccount::new(&xai.url("/x/v1"), Secret::new(KEY)))
+        .with_images(fetcher);
+    crate::ai::bot(services, &[])
 }
 
 fn caller(message: Message) -> Caller {

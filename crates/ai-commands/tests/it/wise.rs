@@ -11,11 +11,9 @@ use provider_fixture::{Fixture, Reply, script};
 use yetibot_ai_commands::{
     AiServices, WiseBalanceConfig, WiseChatConfig, WiseConfig, WiseProfileConfig,
 };
-use yetibot_ai_providers::{Client, ClientOptions, ProviderConfig, ProviderSet};
-use yetibot_command::{Caller, Interpreter, Platform, PlatformError, Settings, builtins};
+use yetibot_ai_providers::{Client, ClientOptions, ProviderSet};
+use yetibot_command::{Caller, Interpreter, Platform, PlatformError};
 use yetibot_conversation::AdapterKind;
-use yetibot_history::MemoryAliases;
-use yetibot_json_util::SplitMix64;
 use yetibot_mcp_host::{Host, HostOptions, ServerSet};
 use yetibot_tool_policy::{
     KnownNames, PolicyConfig, ProviderModelsConfig, ToolPolicy, ToolsetConfig,
@@ -87,12 +85,7 @@ fn bot(fixture: &Fixture, dir: &std::path::Path) -> Interpreter {
     .expect("a valid policy");
     let providers = ProviderSet::from_config(
         None,
-        &[ProviderConfig {
-            name: Some("local".into()),
-            url: Some(fixture.url("/v1")),
-            model: Some("m1".into()),
-            ..ProviderConfig::default()
-        }],
+        &[crate::ai::provider("local", fixture.url("/v1"), Some("m1"))],
     )
     .expect("providers");
     let key = dir.join("wise-token");
@@ -125,16 +118,7 @@ fn bot(fixture: &Fixture, dir: &std::path::Path) -> Interpreter {
         Arc::new(tokio::time::Instant::now),
     )
     .with_wise(wise);
-    let mut registry = builtins();
-    for spec in yetibot_ai_commands::commands(Arc::new(services)) {
-        registry.add(spec);
-    }
-    Interpreter::new(
-        registry,
-        Arc::new(MemoryAliases::new()),
-        Box::new(SplitMix64::new(5)),
-        Settings::default(),
-    )
+    crate::ai::bot(services, &[])
 }
 
 #[tokio::test]
