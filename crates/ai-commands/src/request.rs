@@ -4,7 +4,7 @@
 //! the one direct provider call of text-only commands and child models ([`SingleHop`]).
 
 use yetibot_ai_providers::{Billing, Ending, Provider};
-use yetibot_command::{Call, Category, Outcome};
+use yetibot_command::{Call, Category, Hints, Outcome};
 use yetibot_conversation::{Conversation, Message, Provenance};
 use yetibot_json_util::{Limits, Value};
 use yetibot_tool_policy::{CallBudget, ToolFlags};
@@ -19,6 +19,18 @@ use crate::turn::ProviderTurn;
 /// The group every AI command belongs to: `help ai` lists them, and a channel can switch
 /// them off together.
 pub const CATEGORY: Category = Category::new("ai");
+
+/// The categories of the media commands (`meme`, `gi`).
+pub(crate) const MEDIA_CATEGORIES: &[Category] = &[Category::new("fun"), Category::new("img")];
+
+/// The hints of a command whose every run may be charged (or make something public): a
+/// rerun says so, and no status card or thread is needed.
+pub(crate) const PAID: Hints = Hints {
+    live_progress: false,
+    interim_replies: false,
+    opens_thread: None,
+    may_cost: true,
+};
 
 /// What every model running tools here is told first: tool results and supplied data are
 /// data, never instructions.

@@ -1,6 +1,6 @@
 //! Files a command makes for its reply, such as a generated image. A command holds a place
 //! for one with its runner's `reserve_file` before making it, then fills it
-//! ([`FileSlot::attach`]); the
+//! (`FileSlot::attach`); the
 //! line's [`Reply`](crate::Reply) carries every file its commands made, whatever stage made
 //! it, so a platform can deliver them with the answer (an upload on chat platforms). Files
 //! are not values: later stages neither see nor change them.
@@ -145,46 +145,6 @@ impl Files {
 
     pub(crate) fn take(&self) -> Vec<ReplyFile> {
         std::mem::take(&mut self.shelf().files)
-    }
-}
-
-/// A place held in the line's reply for one file ([`Runner::reserve_file`](crate::Runner::reserve_file)):
-/// fill it with [`FileSlot::attach`]; dropped unfilled, it is given back.
-pub struct FileSlot<'a> {
-    reach: &'a (dyn crate::registry::Reach + 'a),
-    filled: bool,
-}
-
-impl std::fmt::Debug for FileSlot<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FileSlot")
-            .field("filled", &self.filled)
-            .finish()
-    }
-}
-
-impl<'a> FileSlot<'a> {
-    pub(crate) fn new(reach: &'a (dyn crate::registry::Reach + 'a)) -> Self {
-        Self {
-            reach,
-            filled: false,
-        }
-    }
-
-    /// Puts `file` in the reply, and returns its public URL when the interpreter publishes
-    /// files.
-    #[must_use]
-    pub fn attach(mut self, file: ReplyFile) -> Option<String> {
-        self.filled = true;
-        self.reach.fill_file(file)
-    }
-}
-
-impl Drop for FileSlot<'_> {
-    fn drop(&mut self) {
-        if !self.filled {
-            self.reach.release_file();
-        }
     }
 }
 

@@ -22,13 +22,15 @@ pub use config::{
     local_caller,
 };
 pub use error::{ConfigError, Stopped};
-pub use files::{FileError, FileSlot, Publish, ReplyFile};
+pub use files::{FileError, Publish, ReplyFile};
 pub use interpreter::{Interpreter, Reply, Settings};
 pub use platform::{
     LiveText, Platform, PlatformError, Progress, Step, StepOutcome, ThreadError, ThreadMessage,
     ThreadSource,
 };
 pub use recent::Recent;
-pub use registry::{Call, Category, CommandSpec, Handler, Hints, Plain, Registry, Route, Runner};
+pub use registry::{
+    Call, Category, CommandSpec, FileSlot, Handler, Hints, Plain, Registry, Route, Runner,
+};
 pub use render::messages;
 pub use value::{MAX_NOTES, Outcome, PathStep, Piped, ReplyMeta};

@@ -97,6 +97,46 @@ pub(crate) trait Reach: Send + Sync {
     ) -> BoxFuture<'s, Result<Piped, Stopped>>;
 }
 
+/// A place held in the line's reply for one file ([`Runner::reserve_file`](crate::Runner::reserve_file)):
+/// fill it with [`FileSlot::attach`]; dropped unfilled, it is given back.
+pub struct FileSlot<'a> {
+    reach: &'a (dyn Reach + 'a),
+    filled: bool,
+}
+
+impl std::fmt::Debug for FileSlot<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileSlot")
+            .field("filled", &self.filled)
+            .finish()
+    }
+}
+
+impl<'a> FileSlot<'a> {
+    pub(crate) fn new(reach: &'a (dyn Reach + 'a)) -> Self {
+        Self {
+            reach,
+            filled: false,
+        }
+    }
+
+    /// Puts `file` in the reply, and returns its public URL when the interpreter publishes
+    /// files.
+    #[must_use]
+    pub fn attach(mut self, file: crate::files::ReplyFile) -> Option<String> {
+        self.filled = true;
+        self.reach.fill_file(file)
+    }
+}
+
+impl Drop for FileSlot<'_> {
+    fn drop(&mut self) {
+        if !self.filled {
+            self.reach.release_file();
+        }
+    }
+}
+
 /// What a command handler can ask of the interpreter: who is asking and how, the
 /// interpreter's services, and runs of other commands.
 #[derive(Clone, Copy)]
@@ -187,7 +227,7 @@ impl<'a> Runner<'a> {
     /// Holds a place for one file in the line's reply (a generated image), before the
     /// command makes (and perhaps pays for) it: the reply carries the files of every stage,
     /// and a platform delivers them with the answer. Fill it with
-    /// [`FileSlot::attach`](crate::files::FileSlot::attach) (which, when the interpreter has
+    /// [`FileSlot::attach`](FileSlot::attach) (which, when the interpreter has
     /// a [`Publish`](crate::files::Publish)er, also publishes the file and returns its public
     /// URL); dropped unfilled, it is given back.
     ///
@@ -195,9 +235,9 @@ impl<'a> Runner<'a> {
     ///
     /// [`FileError::TooMany`](crate::files::FileError::TooMany) when the reply already
     /// carries or has reserved [`MAX_REPLY_FILES`](crate::limits::MAX_REPLY_FILES).
-    pub fn reserve_file(&self) -> Result<crate::files::FileSlot<'a>, crate::files::FileError> {
+    pub fn reserve_file(&self) -> Result<FileSlot<'a>, crate::files::FileError> {
         self.0.reserve_file()?;
-        Ok(crate::files::FileSlot::new(self.0))
+        Ok(FileSlot::new(self.0))
     }
 
     /// Runs one command line (no pipes are split: `line` is a single stage) with `input` as

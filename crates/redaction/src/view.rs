@@ -172,36 +172,12 @@ impl Views {
         self.open = mode.open;
         self.has_twice = self.once.introducers;
         if self.has_twice {
-            let limit = if mode.open {
-                self.once.decided().len()
-            } else {
-                self.once.bytes.len()
-            };
-            let once = &self.once;
-            decode(
-                &once.bytes[..limit],
-                Positions::Table(&once.starts),
-                Some(&once.quoted),
-                mode,
-                &mut self.twice,
-            );
+            decode_again(&self.once, mode, &mut self.twice);
         }
         self.has_twice_json =
             self.has_twice && mode.escapes == Escapes::All && self.once.bytes.contains(&b'\\');
         if self.has_twice_json {
-            let limit = if mode.open {
-                self.once.decided().len()
-            } else {
-                self.once.bytes.len()
-            };
-            let once = &self.once;
-            decode(
-                &once.bytes[..limit],
-                Positions::Table(&once.starts),
-                Some(&once.quoted),
-                mode.json_only(),
-                &mut self.twice_json,
-            );
+            decode_again(&self.once, mode.json_only(), &mut self.twice_json);
         }
     }
 
@@ -269,6 +245,23 @@ impl Views {
             &self.once
         }
     }
+}
+
+/// Decodes the first decoding `once` a second time with `mode` into `out`: up to its
+/// decided bytes when the text may continue, each unit mapped back to the original text.
+fn decode_again(once: &View, mode: Mode, out: &mut View) {
+    let limit = if mode.open {
+        once.decided().len()
+    } else {
+        once.bytes.len()
+    };
+    decode(
+        &once.bytes[..limit],
+        Positions::Table(&once.starts),
+        Some(&once.quoted),
+        mode,
+        out,
+    );
 }
 
 /// The stretches of a text whose decoded views can differ from the text itself.

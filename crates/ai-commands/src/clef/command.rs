@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value, json};
-use yetibot_command::{Call, CommandSpec, Handler, Hints, Outcome};
+use yetibot_command::{Call, CommandSpec, Handler, Outcome};
 
 use super::schema::{self, Preset, Strictness};
 use super::wire::Model;
@@ -31,14 +31,6 @@ const CLAIRIC_FIELDS_USAGE: &str = "clairic --fields '<EDN map of 1-64 fields>' 
 const DEMO_STATE: &str = "Balloon count: 3.";
 const DEMO_COUNT: u64 = 3;
 
-/// A rerun may be charged again; a status card is not needed.
-const HINTS: Hints = Hints {
-    live_progress: false,
-    interim_replies: false,
-    opens_thread: None,
-    may_cost: true,
-};
-
 /// The `clef` and `clairic` commands over these services.
 pub(crate) fn specs(services: &Arc<AiServices>) -> Vec<CommandSpec> {
     let clef = Standalone {
@@ -51,11 +43,11 @@ pub(crate) fn specs(services: &Arc<AiServices>) -> Vec<CommandSpec> {
     };
     vec![
         CommandSpec::new("clef", &[crate::request::CATEGORY])
-            .hints(HINTS)
+            .hints(crate::request::PAID)
             .route(Some(r"^--questions\b"), CLEF_QUESTIONS_USAGE, clef.clone())
             .route(None, CLEF_USAGE, clef),
         CommandSpec::new("clairic", &[crate::request::CATEGORY])
-            .hints(HINTS)
+            .hints(crate::request::PAID)
             .route(Some(r"^--fields\b"), CLAIRIC_FIELDS_USAGE, clairic.clone())
             .route(None, CLAIRIC_USAGE, clairic),
     ]

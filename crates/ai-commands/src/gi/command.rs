@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
-use yetibot_command::{Call, Category, CommandSpec, Handler, Hints, Outcome};
+use yetibot_command::{Call, CommandSpec, Handler, Outcome};
 use yetibot_json_util::Value;
 use yetibot_redaction::Secrets;
 
@@ -13,25 +13,17 @@ use crate::services::AiServices;
 
 const USAGE: &str = "gi <prompt> # make an image with xAI's Grok Imagine (paid); with an image attached to the message, edit it";
 
-const CATEGORIES: &[Category] = &[Category::new("fun"), Category::new("img")];
-
-/// Every run is a paid image: a rerun says so.
-const HINTS: Hints = Hints {
-    live_progress: false,
-    interim_replies: false,
-    opens_thread: None,
-    may_cost: true,
-};
-
 /// The `gi` command over these services.
 pub(crate) fn spec(services: &Arc<AiServices>) -> CommandSpec {
-    CommandSpec::new("gi", CATEGORIES).hints(HINTS).route(
-        Some(r"\S"),
-        USAGE,
-        Gi {
-            services: Arc::clone(services),
-        },
-    )
+    CommandSpec::new("gi", crate::request::MEDIA_CATEGORIES)
+        .hints(crate::request::PAID)
+        .route(
+            Some(r"\S"),
+            USAGE,
+            Gi {
+                services: Arc::clone(services),
+            },
+        )
 }
 
 struct Gi {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use serde_json::json;
-use yetibot_command::{Call, Category, CommandSpec, Handler, Hints, Outcome, PathStep};
+use yetibot_command::{Call, CommandSpec, Handler, Outcome, PathStep};
 use yetibot_json_util::Value;
 
 use super::wire::{self, Template};
@@ -19,24 +19,14 @@ const SEARCH_USAGE: &str = "meme search <query> # meme templates whose names con
 const GENERATE_USAGE: &str =
     "meme <template name or ID>: <top text> / <bottom text> # caption a meme template";
 
-const CATEGORIES: &[Category] = &[Category::new("fun"), Category::new("img")];
-
-/// A caption makes a public meme on the account: a rerun says it may do so again.
-const HINTS: Hints = Hints {
-    live_progress: false,
-    interim_replies: false,
-    opens_thread: None,
-    may_cost: true,
-};
-
 /// The `meme` command over these services.
 pub(crate) fn spec(services: &Arc<AiServices>) -> CommandSpec {
     let form = |form| MemeCommand {
         services: Arc::clone(services),
         form,
     };
-    CommandSpec::new("meme", CATEGORIES)
-        .hints(HINTS)
+    CommandSpec::new("meme", crate::request::MEDIA_CATEGORIES)
+        .hints(crate::request::PAID)
         .route(Some(r"^\s*popular\s*$"), POPULAR_USAGE, form(Form::Popular))
         .route(
             Some(r"^\s*search\s+(\S.*)$"),

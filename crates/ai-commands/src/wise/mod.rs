@@ -144,6 +144,7 @@ impl<'a> Reader<'a> {
         chosen: &[&'a BalanceRef],
     ) -> Result<Vec<(&'a BalanceRef, Option<Amount>)>, String> {
         let mut profiles: Vec<u64> = chosen.iter().map(|b| b.profile).collect();
+        profiles.sort_unstable();
         profiles.dedup();
         let mut found = Vec::new();
         for profile in profiles {

@@ -8,36 +8,17 @@ use provider_fixture::xai_images::{self, XaiImages};
 use provider_fixture::{End, Fixture, Reply};
 use serde_json::Value;
 
-use crate::{Workdir, printed};
+use crate::{Configured, printed};
 
 /// The xAI key: it may appear only in the Authorization header.
 const KEY: &str = "xai-key-canary-5f2c9e71";
 
-struct Setup {
-    dir: Workdir,
-    config: String,
-}
-
-impl Setup {
-    fn new(fixture: &Fixture, key: &str, extra: &str) -> Self {
-        let api = fixture.url("/x/v1");
-        Self::with(&format!(
-            r#"{{:yetibot {{:xai {{:key "{key}" :api-url "{api}"}} {extra}}}}}"#
-        ))
-    }
-
-    fn with(edn: &str) -> Self {
-        let dir = Workdir::new();
-        let file = dir.path.join("config.edn");
-        std::fs::write(&file, edn).expect("config");
-        let config = file.to_str().expect("utf-8").to_owned();
-        Self { dir, config }
-    }
-
-    async fn run(&self, args: &[&str]) -> std::process::Output {
-        let args: Vec<&str> = std::iter::once("run").chain(args.iter().copied()).collect();
-        crate::run_blocking(&self.dir.path, &self.config, &args).await
-    }
+/// A bot whose xAI account (with `key`) is on the fixture; `extra` goes inside `:yetibot`.
+fn xai(fixture: &Fixture, key: &str, extra: &str) -> Configured {
+    let api = fixture.url("/x/v1");
+    Configured::new(&format!(
+        r#"{{:yetibot {{:xai {{:key "{key}" :api-url "{api}"}} {extra}}}}}"#
+    ))
 }
 
 async fn fake() -> Fixture {
@@ -56,7 +37,7 @@ fn clean(text: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_generated_image_is_named_described_and_saved_exactly() {
     let fixture = fake().await;
-    let setup = Setup::new(&fixture, KEY, "");
+    let setup = xai(&fixture, KEY, "");
     let out = setup
         .run(&["--files-dir", ".", "gi a yeti commuting by helicopter"])
         .await;
@@ -103,7 +84,7 @@ async fn a_generated_image_is_named_described_and_saved_exactly() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reply_holds_four_images_and_no_fifth_is_paid_for() {
     let fixture = fake().await;
-    let setup = Setup::new(&fixture, KEY, "");
+    let setup = xai(&fixture, KEY, "");
     // xargs runs up to four stages at once: places are held before anything is sent.
     let out = setup
         .run(&["--json", "list a b c d e f | xargs gi a yeti number %s"])
@@ -121,7 +102,7 @@ async fn a_reply_holds_four_images_and_no_fifth_is_paid_for() {
 async fn refusals_and_unknown_outcomes_are_specific_and_never_retried() {
     let fixture = fake().await;
     // A key xAI refuses: no image was made, and xAI's body is not shown.
-    let wrong = Setup::new(&fixture, "xai-wrong-key-00000000", "");
+    let wrong = xai(&fixture, "xai-wrong-key-00000000", "");
     let out = wrong.run(&["gi a yeti"]).await;
     assert_eq!(out.status.code(), Some(1));
     clean(&printed(&out));
@@ -134,7 +115,7 @@ async fn refusals_and_unknown_outcomes_are_specific_and_never_retried() {
 
     // Checked before anything is sent: a prompt quoting the key, one over 2,000 characters,
     // none at all.
-    let setup = Setup::new(&fixture, KEY, "");
+    let setup = xai(&fixture, KEY, "");
     let before = fixture.requests().len();
     let out = setup.run(&[&format!("gi draw {KEY}")]).await;
     assert_eq!(out.status.code(), Some(1));
@@ -162,7 +143,7 @@ async fn refusals_and_unknown_outcomes_are_specific_and_never_retried() {
             None => reply,
         };
         failing.route(&format!("{path}/images/generations"), reply);
-        let setup = Setup::with(&format!(
+        let setup = Configured::new(&format!(
             r#"{{:yetibot {{:xai {{:key "{KEY}" :api-url "{}"}}}}}}"#,
             failing.url(path)
         ));
@@ -178,7 +159,7 @@ async fn refusals_and_unknown_outcomes_are_specific_and_never_retried() {
     }
 
     // No key.
-    let none = Setup::with("{:yetibot {}}");
+    let none = Configured::new("{:yetibot {}}");
     let out = none.run(&["gi a yeti"]).await;
     assert!(printed(&out).contains(":xai :key"), "{}", printed(&out));
 }
@@ -188,14 +169,14 @@ async fn the_tool_makes_an_image_for_a_model_and_is_listed_only_when_configured(
     let fixture = fake().await;
     let chat = fixture.url("/v1");
     let provider = format!(r#":ai {{:providers [{{:name "local" :url "{chat}" :model "m1"}}]}}"#);
-    let setup = Setup::new(&fixture, KEY, &provider);
+    let setup = xai(&fixture, KEY, &provider);
     let out = setup.run(&["ai tools yetibot/gi"]).await;
     let listed = String::from_utf8_lossy(&out.stdout);
     assert!(
         listed.starts_with("`yetibot/gi`") && listed.contains("prompt"),
         "{listed}"
     );
-    let unconfigured = Setup::with(&format!("{{:yetibot {{{provider}}}}}"));
+    let unconfigured = Configured::new(&format!("{{:yetibot {{{provider}}}}}"));
     let out = unconfigured.run(&["ai tools"]).await;
     assert!(!String::from_utf8_lossy(&out.stdout).contains("yetibot/gi"));
 

@@ -178,6 +178,34 @@ async fn run_blocking(dir: &Path, config: &str, args: &[&str]) -> Output {
     .expect("the run finishes")
 }
 
+/// A working directory holding a configuration file, for running `yetibot run` against
+/// fixtures.
+struct Configured {
+    dir: Workdir,
+    config: String,
+}
+
+impl Configured {
+    /// A fresh directory with `edn` as its configuration.
+    fn new(edn: &str) -> Self {
+        Self::in_dir(Workdir::new(), edn)
+    }
+
+    /// `dir` (which may already hold key files) with `edn` as its configuration.
+    fn in_dir(dir: Workdir, edn: &str) -> Self {
+        let file = dir.path.join("config.edn");
+        std::fs::write(&file, edn).expect("config");
+        let config = file.to_str().expect("utf-8").to_owned();
+        Self { dir, config }
+    }
+
+    /// `yetibot run` with `args`.
+    async fn run(&self, args: &[&str]) -> Output {
+        let args: Vec<&str> = std::iter::once("run").chain(args.iter().copied()).collect();
+        run_blocking(&self.dir.path, &self.config, &args).await
+    }
+}
+
 /// Everything a run printed, standard output then standard error.
 fn printed(output: &Output) -> String {
     format!(

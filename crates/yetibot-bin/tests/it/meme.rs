@@ -8,38 +8,19 @@ use provider_fixture::imgflip::{self, Imgflip};
 use provider_fixture::{End, Fixture, Recorded, Reply};
 use serde_json::Value;
 
-use crate::{Workdir, printed};
+use crate::{Configured, printed};
 
 const USER: &str = "yetibot-memes";
 /// The account's password: it may appear only in the form Imgflip receives.
 const PASSWORD: &str = "imgflip-password-canary-93f1";
 
-struct Setup {
-    dir: Workdir,
-    config: String,
-}
-
-impl Setup {
-    /// A bot whose Imgflip account (with `password`) is on the fixture; `extra` goes inside
-    /// `:yetibot`.
-    fn new(fixture: &Fixture, password: &str, extra: &str) -> Self {
-        let api = fixture.url("/imgflip");
-        Self::with(&format!(
-            r#"{{:yetibot {{:imgflip {{:username "{USER}" :password "{password}" :api-url "{api}"}} {extra}}}}}"#
-        ))
-    }
-
-    fn with(edn: &str) -> Self {
-        let dir = Workdir::new();
-        let file = dir.path.join("config.edn");
-        std::fs::write(&file, edn).expect("config");
-        let config = file.to_str().expect("utf-8").to_owned();
-        Self { dir, config }
-    }
-
-    async fn run(&self, line: &str) -> std::process::Output {
-        crate::run_blocking(&self.dir.path, &self.config, &["run", line]).await
-    }
+/// A bot whose Imgflip account (with `password`) is on the fixture; `extra` goes inside
+/// `:yetibot`.
+fn imgflip(fixture: &Fixture, password: &str, extra: &str) -> Configured {
+    let api = fixture.url("/imgflip");
+    Configured::new(&format!(
+        r#"{{:yetibot {{:imgflip {{:username "{USER}" :password "{password}" :api-url "{api}"}} {extra}}}}}"#
+    ))
 }
 
 async fn fake(imgflip: &Imgflip) -> Fixture {
@@ -50,8 +31,8 @@ async fn fake(imgflip: &Imgflip) -> Fixture {
 
 /// Runs `line`, asserting success and that neither the password nor Imgflip's own error
 /// words were printed; returns standard output.
-async fn answer(setup: &Setup, line: &str) -> String {
-    let out = setup.run(line).await;
+async fn answer(setup: &Configured, line: &str) -> String {
+    let out = setup.run(&[line]).await;
     assert_eq!(out.status.code(), Some(0), "{line}: {}", printed(&out));
     assert!(!printed(&out).contains(PASSWORD));
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -59,8 +40,8 @@ async fn answer(setup: &Setup, line: &str) -> String {
 
 /// Runs `line`, asserting failure and that neither the password nor Imgflip's error words
 /// were printed; returns everything printed.
-async fn failure(setup: &Setup, line: &str) -> String {
-    let out = setup.run(line).await;
+async fn failure(setup: &Configured, line: &str) -> String {
+    let out = setup.run(&[line]).await;
     assert_ne!(out.status.code(), Some(0), "{line}: {}", printed(&out));
     let text = printed(&out);
     assert!(!text.contains(PASSWORD), "{text}");
@@ -85,7 +66,7 @@ fn captions(fixture: &Fixture) -> Vec<Vec<(String, String)>> {
 async fn popular_and_search_list_templates_as_rows_with_records() {
     let fake_imgflip = Imgflip::new(USER, PASSWORD);
     let fixture = fake(&fake_imgflip).await;
-    let setup = Setup::new(&fixture, PASSWORD, "");
+    let setup = imgflip(&fixture, PASSWORD, "");
 
     let popular = answer(&setup, "meme popular").await;
     let names: Vec<&str> = imgflip::POPULAR.iter().map(|(_, name)| *name).collect();
@@ -134,7 +115,7 @@ async fn popular_and_search_list_templates_as_rows_with_records() {
 async fn a_template_by_name_or_id_is_captioned_and_answered_with_its_url() {
     let fake_imgflip = Imgflip::new(USER, PASSWORD);
     let fixture = fake(&fake_imgflip).await;
-    let setup = Setup::new(&fixture, PASSWORD, "");
+    let setup = imgflip(&fixture, PASSWORD, "");
 
     assert_eq!(
         answer(&setup, "meme drake: deploy on Friday / what could go wrong").await,
@@ -185,13 +166,13 @@ async fn failures_are_specific_and_never_show_the_password_or_imgflips_words() {
     let fixture = fake(&fake_imgflip).await;
 
     // A wrong password: Imgflip's refusal is named, its message is not shown.
-    let wrong = Setup::new(&fixture, "imgflip-wrong-password-1", "");
+    let wrong = imgflip(&fixture, "imgflip-wrong-password-1", "");
     let out = failure(&wrong, "meme drake: a / b").await;
     assert!(out.contains("user name or password"), "{out}");
     assert!(!out.contains("imgflip-wrong-password-1"), "{out}");
 
     // A caption quoting the password is refused before anything is sent.
-    let setup = Setup::new(&fixture, PASSWORD, "");
+    let setup = imgflip(&fixture, PASSWORD, "");
     let before = fixture.requests().len();
     let out = failure(&setup, &format!("meme 181913649: {PASSWORD} / x")).await;
     assert!(out.contains("quotes a configured credential"), "{out}");
@@ -213,12 +194,12 @@ async fn failures_are_specific_and_never_show_the_password_or_imgflips_words() {
 
     // Search without Imgflip's premium plan says so.
     let fixture_plain = fake(&Imgflip::new(USER, PASSWORD).without_search()).await;
-    let plain = Setup::new(&fixture_plain, PASSWORD, "");
+    let plain = imgflip(&fixture_plain, PASSWORD, "");
     let out = failure(&plain, "meme search yeti").await;
     assert!(out.contains("API Premium"), "{out}");
 
     // No account.
-    let none = Setup::with("{:yetibot {}}");
+    let none = Configured::new("{:yetibot {}}");
     let out = failure(&none, "meme popular").await;
     assert!(out.contains(":imgflip :username"), "{out}");
 }
@@ -230,7 +211,7 @@ async fn a_caption_that_fails_after_sending_is_not_retried() {
         "/imgflip/caption_image",
         Reply::status_json(500, format!(r#"{{"error":"{}"}}"#, imgflip::ERROR_CANARY)),
     );
-    let setup = Setup::new(&fixture, PASSWORD, "");
+    let setup = imgflip(&fixture, PASSWORD, "");
     let out = failure(&setup, "meme 181913649: a / b").await;
     assert!(out.contains("500"), "{out}");
     assert_eq!(fixture.count("/imgflip/caption_image"), 1);
@@ -240,7 +221,7 @@ async fn a_caption_that_fails_after_sending_is_not_retried() {
         "/imgflip/caption_image",
         Reply::json("{}").ending(End::Abort),
     );
-    let setup = Setup::new(&cut, PASSWORD, "");
+    let setup = imgflip(&cut, PASSWORD, "");
     let out = failure(&setup, "meme 181913649: a / b").await;
     assert!(out.contains("may have been made"), "{out}");
     assert_eq!(cut.count("/imgflip/caption_image"), 1);
@@ -252,14 +233,14 @@ async fn the_tool_searches_and_captions_for_a_model_and_is_listed_only_when_conf
     let fixture = fake(&fake_imgflip).await;
     let chat = fixture.url("/v1");
     let provider = format!(r#":ai {{:providers [{{:name "local" :url "{chat}" :model "m1"}}]}}"#);
-    let setup = Setup::new(&fixture, PASSWORD, &provider);
+    let setup = imgflip(&fixture, PASSWORD, &provider);
 
     let listed = answer(&setup, "ai tools yetibot/meme").await;
     assert!(
         listed.starts_with("`yetibot/meme`") && listed.contains("template_id"),
         "{listed}"
     );
-    let unconfigured = Setup::with(&format!("{{:yetibot {{{provider}}}}}"));
+    let unconfigured = Configured::new(&format!("{{:yetibot {{{provider}}}}}"));
     assert!(
         !answer(&unconfigured, "ai tools")
             .await

@@ -10,7 +10,7 @@ use provider_fixture::wise::{self, Wise};
 use provider_fixture::{Fixture, Reply};
 use serde_json::Value;
 
-use crate::{Workdir, printed};
+use crate::{Configured, Workdir, printed};
 
 /// The Wise token: it may appear only in the Authorization header.
 const TOKEN: &str = "wise-token-canary-8c31f0";
@@ -18,37 +18,23 @@ const TOKEN: &str = "wise-token-canary-8c31f0";
 const CLI_CHAT: &str = r#"{:adapter "cli" :connection "cli" :room "cli"}"#;
 const SLACK_CHAT: &str = r#"{:adapter "slack" :connection "myteam" :room "C0123456789"}"#;
 
-struct Setup {
-    dir: Workdir,
-    config: String,
-}
-
-impl Setup {
-    /// A bot whose Wise account is on `fixture`, allowed in `chats`, with `token` in its
-    /// key file; `extra` goes inside `:yetibot`.
-    fn new(fixture: &Fixture, token: &str, chats: &str, extra: &str) -> Self {
-        let dir = Workdir::new();
-        let key = dir.path.join("wise-token");
-        std::fs::write(&key, format!("{token}\n")).expect("key file");
-        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).expect("mode");
-        let edn = format!(
-            r#"{{:yetibot {{:wise {{:key-file "{}" :api-url "{}"
-                   :profiles [{{:id {} :balances [{{:id 7 :currency "EUR" :name "ops"}}
-                                                   {{:id 8 :currency "USD" :name "usd"}}]}}]
-                   :chats [{chats}]}} {extra}}}}}"#,
-            key.display(),
-            fixture.url("/wise"),
-            wise::PROFILE
-        );
-        let file = dir.path.join("config.edn");
-        std::fs::write(&file, edn).expect("config");
-        let config = file.to_str().expect("utf-8").to_owned();
-        Self { dir, config }
-    }
-
-    async fn run(&self, line: &str) -> std::process::Output {
-        crate::run_blocking(&self.dir.path, &self.config, &["run", line]).await
-    }
+/// A bot whose Wise account is on `fixture`, allowed in `chats`, with `token` in its key
+/// file; `extra` goes inside `:yetibot`.
+fn wise_bot(fixture: &Fixture, token: &str, chats: &str, extra: &str) -> Configured {
+    let dir = Workdir::new();
+    let key = dir.path.join("wise-token");
+    std::fs::write(&key, format!("{token}\n")).expect("key file");
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).expect("mode");
+    let edn = format!(
+        r#"{{:yetibot {{:wise {{:key-file "{}" :api-url "{}"
+               :profiles [{{:id {} :balances [{{:id 7 :currency "EUR" :name "ops"}}
+                                               {{:id 8 :currency "USD" :name "usd"}}]}}]
+               :chats [{chats}]}} {extra}}}}}"#,
+        key.display(),
+        fixture.url("/wise"),
+        wise::PROFILE
+    );
+    Configured::in_dir(dir, &edn)
 }
 
 async fn fake(wise: &Wise) -> Fixture {
@@ -57,15 +43,15 @@ async fn fake(wise: &Wise) -> Fixture {
     fixture
 }
 
-async fn answer(setup: &Setup, line: &str) -> String {
-    let out = setup.run(line).await;
+async fn answer(setup: &Configured, line: &str) -> String {
+    let out = setup.run(&[line]).await;
     assert_eq!(out.status.code(), Some(0), "{line}: {}", printed(&out));
     assert!(!printed(&out).contains(TOKEN));
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-async fn refused(setup: &Setup, line: &str) -> String {
-    let out = setup.run(line).await;
+async fn refused(setup: &Configured, line: &str) -> String {
+    let out = setup.run(&[line]).await;
     assert_eq!(out.status.code(), Some(1), "{line}: {}", printed(&out));
     let text = printed(&out);
     for canary in [TOKEN, wise::ERROR_CANARY, "wise-token\""] {
@@ -77,7 +63,7 @@ async fn refused(setup: &Setup, line: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn balances_transactions_and_totals_are_exact_and_only_the_configured_ones() {
     let fixture = fake(&Wise::new(TOKEN)).await;
-    let setup = Setup::new(&fixture, TOKEN, CLI_CHAT, "");
+    let setup = wise_bot(&fixture, TOKEN, CLI_CHAT, "");
     assert_eq!(
         answer(&setup, "wise balances").await,
         "ops: 1234.50 EUR\nusd: 99.999 USD\n"
@@ -136,11 +122,11 @@ async fn balances_transactions_and_totals_are_exact_and_only_the_configured_ones
 async fn the_policy_refuses_before_the_token_is_read_or_anything_is_sent() {
     let fixture = fake(&Wise::new(TOKEN)).await;
     // Allowed only in a Slack channel: `yetibot run` is not that chat.
-    let elsewhere = Setup::new(&fixture, TOKEN, SLACK_CHAT, "");
+    let elsewhere = wise_bot(&fixture, TOKEN, SLACK_CHAT, "");
     let out = refused(&elsewhere, "wise balances").await;
     assert!(out.contains("not allowed in this chat"), "{out}");
     // A balance that is not configured, a bad range.
-    let setup = Setup::new(&fixture, TOKEN, CLI_CHAT, "");
+    let setup = wise_bot(&fixture, TOKEN, CLI_CHAT, "");
     let out = refused(&setup, "wise transactions 2026-11-01 2026-11-30 GBP").await;
     assert!(out.contains("no configured balance"), "{out}");
     for line in [
@@ -153,7 +139,7 @@ async fn the_policy_refuses_before_the_token_is_read_or_anything_is_sent() {
     }
     assert!(fixture.requests().is_empty(), "{:?}", fixture.requests());
     // An unusable token file (writable by others) is refused without its path.
-    let loose = Setup::new(&fixture, TOKEN, CLI_CHAT, "");
+    let loose = wise_bot(&fixture, TOKEN, CLI_CHAT, "");
     let key = loose.dir.path.join("wise-token");
     std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o666)).expect("mode");
     let out = refused(&loose, "wise balances").await;
@@ -188,7 +174,7 @@ async fn wise_s_refusals_are_named_without_its_words() {
         (Wise::new(TOKEN).rate_limited(), TOKEN, "30"),
     ] {
         let fixture = fake(&fake_wise).await;
-        let setup = Setup::new(&fixture, token, CLI_CHAT, "");
+        let setup = wise_bot(&fixture, token, CLI_CHAT, "");
         let out = refused(&setup, "wise balances").await;
         assert!(out.contains(expected), "{expected} in {out}");
         assert!(!out.contains("wise-wrong-token"), "{out}");
@@ -201,14 +187,14 @@ async fn the_tool_reads_for_a_model_only_where_the_chat_is_allowed() {
     let fixture = fake(&Wise::new(TOKEN)).await;
     let chat = fixture.url("/v1");
     let provider = format!(r#":ai {{:providers [{{:name "local" :url "{chat}" :model "m1"}}]}}"#);
-    let setup = Setup::new(&fixture, TOKEN, CLI_CHAT, &provider);
+    let setup = wise_bot(&fixture, TOKEN, CLI_CHAT, &provider);
     let listed = answer(&setup, "ai tools yetibot/wise").await;
     assert!(
         listed.starts_with("`yetibot/wise`") && listed.contains("totals"),
         "{listed}"
     );
     // Not offered, not listed, where the chat is not allowed.
-    let elsewhere = Setup::new(&fixture, TOKEN, SLACK_CHAT, &provider);
+    let elsewhere = wise_bot(&fixture, TOKEN, SLACK_CHAT, &provider);
     assert!(
         !answer(&elsewhere, "ai tools")
             .await
@@ -251,7 +237,7 @@ async fn a_model_naming_wise_where_it_is_not_offered_reaches_nothing() {
     let chat = fixture.url("/v1");
     let provider = format!(r#":ai {{:providers [{{:name "local" :url "{chat}" :model "m1"}}]}}"#);
     // Allowed only in a Slack channel; the model asks for it from `yetibot run` anyway.
-    let elsewhere = Setup::new(&fixture, TOKEN, SLACK_CHAT, &provider);
+    let elsewhere = wise_bot(&fixture, TOKEN, SLACK_CHAT, &provider);
     fixture.route(
         "/v1/chat/completions",
         Reply::json(provider_fixture::script::chat_tool_call(
@@ -266,7 +252,7 @@ async fn a_model_naming_wise_where_it_is_not_offered_reaches_nothing() {
             "I cannot read that here.",
         )),
     );
-    let out = elsewhere.run("ai What is in the ops balance?").await;
+    let out = elsewhere.run(&["ai What is in the ops balance?"]).await;
     assert!(!printed(&out).contains("1234.50"), "{}", printed(&out));
     assert!(
         !fixture
