@@ -143,7 +143,7 @@ impl Handler for Ai {
                 ("tools", selector) => listing::tools(services, &call, selector).await,
                 ("default", rest) => listing::default(services, &call, rest).await,
                 ("proposal" | "approve" | "cancel", rest) if proposal_id(word, rest).is_some() => {
-                    no_proposal(&call, word, rest)
+                    proposal(services, &call, word, rest).await
                 }
                 _ => prompt::run(services, &call, typed, Command::Ai, None).await,
             }
@@ -173,21 +173,22 @@ fn proposal_id<'a>(word: &str, rest: &'a str) -> Option<&'a str> {
     (well_formed && page_ok && parts.next().is_none()).then_some(id)
 }
 
-/// Reviewing, approving and cancelling a proposal never reach a model. They are the
-/// caller's own consent, so they must be typed alone; and as this build makes no proposals
-/// yet (the guarded pull-request workflow is not built), none is ever pending.
-fn no_proposal(call: &Call<'_>, word: &str, rest: &str) -> Outcome {
-    if !call.runner.is_direct() {
-        return Outcome::error(format!(
-            "`ai {word}` must be sent on its own, typed by you: a pipe, alias or generated \
-             command cannot review, approve or cancel a proposal"
-        ));
-    }
+/// Reviewing, approving and cancelling a proposal never reach a model: they are the
+/// requester's own consent, checked and carried out by the host.
+async fn proposal(services: &AiServices, call: &Call<'_>, word: &str, rest: &str) -> Outcome {
+    use crate::github::command::{Verb, run};
     let id = proposal_id(word, rest).unwrap_or_default();
-    Outcome::error(format!(
-        "there is no pending proposal `{id}`: this bot has made no proposal to {word} \
-         (proposals expire when the bot restarts)"
-    ))
+    let verb = match word {
+        "approve" => Verb::Approve,
+        "cancel" => Verb::Cancel,
+        _ => Verb::Review(
+            rest.split_whitespace()
+                .nth(1)
+                .and_then(|page| page.parse().ok())
+                .unwrap_or(1),
+        ),
+    };
+    run(services, call, verb, id).await
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ mod delegate;
 pub mod flags;
 mod free;
 mod gi;
+mod github;
 mod images;
 mod listing;
 mod meme;
@@ -19,6 +20,7 @@ mod offer;
 mod pinned;
 pub mod piped;
 mod prompt;
+mod proposals;
 mod request;
 mod router;
 mod services;
@@ -45,5 +47,6 @@ pub use natives::{
     history_tool, native_tools, parse_feed, release_info_tool, release_latest_tool, release_notes,
 };
 pub use pinned::{GROK_PROVIDER, XAI_BASE_URL, XAI_DEFAULT_MODEL, xai_provider};
+pub use proposals::{Audit, AuditEvent, AuditStep};
 pub use request::{CATEGORY, RUNNER_INSTRUCTIONS};
-pub use services::{AiServices, Clock, Discover};
+pub use services::{AiServices, Clock, DEFAULT_GITHUB_API_URL, Discover};

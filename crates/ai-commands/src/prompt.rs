@@ -456,6 +456,7 @@ async fn answer(services: &AiServices, call: &Call<'_>, mut request: Request<'_>
             .filter(|platform| call.runner.answers_caller() && platform.shows_live_text())
             .map(|platform| (platform, request.secrets)),
     };
+    let staged = std::sync::Mutex::new(None);
     let mut router = Router {
         natives: ToolContext {
             runner: call.runner,
@@ -469,8 +470,9 @@ async fn answer(services: &AiServices, call: &Call<'_>, mut request: Request<'_>
                 admin: call.runner.is_admin() && call.runner.is_direct(),
                 secrets: request.secrets,
             },
+            session: request.session,
+            staged: &staged,
         },
-        session: request.session,
     };
     let context = request.context.clone();
     let access = move || context.clone();
@@ -496,7 +498,9 @@ async fn answer(services: &AiServices, call: &Call<'_>, mut request: Request<'_>
         publish,
     )
     .await;
+    let staged = staged.lock().ok().and_then(|mut s| s.take());
     let ran = Ran {
+        staged,
         usage: model.usage,
         cost: model.cost,
         ending: model.ending,
@@ -508,6 +512,8 @@ async fn answer(services: &AiServices, call: &Call<'_>, mut request: Request<'_>
 /// What the loop leaves besides its result: the usage and cost of its turns and the whole
 /// conversation.
 struct Ran {
+    /// The proposal the request staged, if it did.
+    staged: Option<String>,
     usage: UsageSum,
     cost: CostTally,
     ending: Ending,
@@ -526,7 +532,14 @@ fn shape(
     match result {
         Ok(answer) => {
             let text = request.secrets.redact_text(answer.text.trim());
-            let text = std::borrow::Cow::<str>::Owned(with_ending(text.into_owned(), ran.ending));
+            let mut text = with_ending(text.into_owned(), ran.ending);
+            if let Some(id) = &ran.staged {
+                // The host's own word on what was staged, whatever the model wrote.
+                text.push_str(&format!(
+                    "\n\nProposal {id} is staged; nothing has been pushed. Review every page with `ai proposal {id}` (then `ai proposal {id} 2`, ...), then `ai approve {id}` within 10 minutes, or `ai cancel {id}`."
+                ));
+            }
+            let text = std::borrow::Cow::<str>::Owned(text);
             let meta = AnswerMeta {
                 provider: request.provider.name().to_owned(),
                 model: request.model.to_owned(),

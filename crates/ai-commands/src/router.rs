@@ -4,7 +4,7 @@
 //! `repo:` qualifiers added).
 
 use yetibot_conversation::ToolId;
-use yetibot_mcp_host::{CallOutcome, Session};
+use yetibot_mcp_host::CallOutcome;
 use yetibot_tool_policy::{
     Arguments, Execution, RepositoryRefusal, ToolExecutor, guard_github_read,
 };
@@ -13,10 +13,8 @@ use crate::natives::{self, ToolContext};
 
 /// Routes one request's tool calls.
 pub(crate) struct Router<'a> {
-    /// What native tools run with.
+    /// What native tools run with, the request's MCP session among them.
     pub(crate) natives: ToolContext<'a>,
-    /// The request's MCP session, when it connects servers.
-    pub(crate) session: Option<&'a Session>,
 }
 
 impl Router<'_> {
@@ -51,7 +49,8 @@ impl ToolExecutor for Router<'_> {
         // MCP arguments are the server's to judge (preflight has already required one
         // strict JSON object within the size bound), except that a GitHub read must stay
         // within its toolset's repositories.
-        self.session
+        self.natives
+            .session
             .is_some_and(|session| session.catalog().get(tool).is_some())
             && self.github_read(tool, arguments).is_ok()
     }
@@ -72,7 +71,7 @@ impl ToolExecutor for Router<'_> {
                 None => Execution::ToolError("this tool is not available".to_owned()),
             };
         }
-        let Some(session) = self.session else {
+        let Some(session) = self.natives.session else {
             return Execution::ToolError("this tool is not available".to_owned());
         };
         // Checked again right before the call, and a search scoped to the repositories.

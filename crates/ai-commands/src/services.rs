@@ -11,6 +11,9 @@ use yetibot_discovery_cache::{DiscoveryCache, Ownership, Uncertainty};
 use yetibot_mcp_host::Host;
 use yetibot_tool_policy::ToolPolicy;
 
+/// GitHub's REST API, which the pull-request workflow reads commit ancestry from.
+pub const DEFAULT_GITHUB_API_URL: &str = "https://api.github.com";
+
 /// The monotonic clock the AI commands measure durations and catalog freshness with.
 pub type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
 
@@ -52,6 +55,12 @@ pub struct AiServices {
     pub(crate) xai: Option<crate::config::XaiAccount>,
     /// The read-only Wise account of `wise`, with its policy.
     pub(crate) wise: Option<crate::config::wise::WiseAccount>,
+    /// The guarded pull-request workflow's pending and finished proposals.
+    pub(crate) proposals: crate::proposals::Proposals,
+    /// Where the workflow's audit events go.
+    pub(crate) audit: Option<crate::proposals::Audit>,
+    /// GitHub's REST API base, for the two ancestry reads of an approved execution.
+    pub(crate) github_api: String,
 }
 
 impl std::fmt::Debug for AiServices {
@@ -93,7 +102,34 @@ impl AiServices {
             imgflip: None,
             xai: None,
             wise: None,
+            proposals: crate::proposals::Proposals::default(),
+            audit: None,
+            github_api: DEFAULT_GITHUB_API_URL.to_owned(),
             threads: crate::thread::ThreadStore::default(),
+        }
+    }
+
+    /// Sends the guarded pull-request workflow's audit events (every proposal step, with no
+    /// file contents, prompts or credentials) to `audit`. Without it they are dropped.
+    #[must_use]
+    pub fn with_audit(mut self, audit: crate::proposals::Audit) -> Self {
+        self.audit = Some(audit);
+        self
+    }
+
+    /// Reads commit ancestry from this GitHub REST API base instead of
+    /// [`DEFAULT_GITHUB_API_URL`] (a test double, or a proxy in front of GitHub.com's API;
+    /// only GitHub.com's API is supported).
+    #[must_use]
+    pub fn with_github_api_url(mut self, url: impl Into<String>) -> Self {
+        self.github_api = url.into();
+        self
+    }
+
+    /// Reports one audit event.
+    pub(crate) fn audit(&self, event: &crate::proposals::AuditEvent) {
+        if let Some(audit) = &self.audit {
+            audit(event);
         }
     }
 

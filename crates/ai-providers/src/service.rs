@@ -56,6 +56,7 @@ pub struct ServiceCall<'a> {
     body: Option<ServiceBody>,
     max_reply_bytes: usize,
     gateway: Option<&'a str>,
+    timeout: Option<Duration>,
 }
 
 impl std::fmt::Debug for ServiceCall<'_> {
@@ -84,6 +85,7 @@ impl<'a> ServiceCall<'a> {
             body: None,
             max_reply_bytes,
             gateway: None,
+            timeout: None,
         }
     }
 
@@ -101,6 +103,15 @@ impl<'a> ServiceCall<'a> {
     #[must_use]
     pub fn bearer(mut self, token: &'a Secret) -> Self {
         self.bearer = Some(token);
+        self
+    }
+
+    /// Waits at most `timeout` for each read and for the whole body, instead of
+    /// [`SERVICE_READ_TIMEOUT`] and [`SERVICE_BODY_DEADLINE`] (for a caller whose own
+    /// operation timeout applies, such as the GitHub ancestry reads that share the MCP one).
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
         self
     }
 
@@ -125,7 +136,7 @@ impl Client {
     /// may add; [`Error::ConnectionLost`] and a timeout after the head mean the request
     /// reached the service.
     pub async fn call_service(&self, call: ServiceCall<'_>) -> Result<Vec<u8>> {
-        let client = self.with_read_timeout(SERVICE_READ_TIMEOUT);
+        let client = self.with_read_timeout(call.timeout.unwrap_or(SERVICE_READ_TIMEOUT));
         let peer = Peer::gateway(call.service, call.gateway);
         let body = call.body.map(|body| match body {
             ServiceBody::Json(bytes) => Payload::json(bytes),
@@ -154,7 +165,7 @@ impl Client {
                 // The body has one deadline as a whole, besides the one on each read: a
                 // reply that trickles in is not waited for past it.
                 let reply = tokio::time::timeout(
-                    SERVICE_BODY_DEADLINE,
+                    call.timeout.unwrap_or(SERVICE_BODY_DEADLINE),
                     client.read_bounded(peer, response.into_body(), call.max_reply_bytes, "reply"),
                 )
                 .await

@@ -5,6 +5,9 @@
 //! current tokio runtime; that is the pool's design and the only work this crate does not
 //! own directly. The tasks end when their connections close or the client is dropped.
 
+/// The `User-Agent` every request names: this library and its version.
+const USER_AGENT: &str = concat!("yetibot-rs/", env!("CARGO_PKG_VERSION"));
+
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -215,7 +218,10 @@ impl Client {
         let mut builder = Request::builder()
             .method(method)
             .uri(url)
-            .header(http::header::ACCEPT, accept);
+            .header(http::header::ACCEPT, accept)
+            // Some services (GitHub's REST API) refuse a request that does not name its
+            // client.
+            .header(http::header::USER_AGENT, USER_AGENT);
         if let Some(token) = bearer {
             let mut value = HeaderValue::try_from(format!("Bearer {}", token.expose()))
                 .map_err(|_| Error::CredentialUnavailable { provider: name() })?;

@@ -17,6 +17,13 @@ pub trait Platform: Send + Sync {
         None
     }
 
+    /// Whether the request is a new message exactly as its author sent it, delivered by the
+    /// adapter itself: not an edit, a reaction, a button press or a rerun. Only such a
+    /// request can consent to a repository write. `false` by default.
+    fn is_original_message(&self) -> bool {
+        false
+    }
+
     /// Adds the reaction `emoji` to `message_id` in the request's own channel or thread, or
     /// to the requesting message when `None`. The platform checks the emoji's form; there
     /// is no way to name another channel.

@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use tokio::sync::{mpsc, watch};
-use yetibot_chat_adapters::{Event, HistoryError, HistoryLimits, Outbox, Place, SendError};
+use yetibot_chat_adapters::{
+    Event, EventKind, HistoryError, HistoryLimits, Outbox, Place, SendError,
+};
 use yetibot_command::limits::{MAX_THREAD_BYTES, MAX_THREAD_MESSAGES};
 use yetibot_command::{
     LiveText, Platform, PlatformError, Progress, ThreadError, ThreadMessage, ThreadSource,
@@ -32,6 +34,8 @@ pub(crate) struct RequestPlatform {
     live_text: Option<watch::Sender<LiveShown>>,
     /// The files attached to the event's message, as its adapter described them.
     attachments: Vec<yetibot_conversation::Attachment>,
+    /// The event is a new message as sent (not an edit, a reaction or a press).
+    original: bool,
 }
 
 impl RequestPlatform {
@@ -51,6 +55,7 @@ impl RequestPlatform {
             interim: None,
             live_text: None,
             attachments: event.attachments.clone(),
+            original: event.revision == 0 && matches!(event.kind, EventKind::Message { .. }),
         }
     }
 
@@ -134,6 +139,10 @@ impl LiveShown {
 impl Platform for RequestPlatform {
     fn room_id(&self) -> Option<&str> {
         Some(&self.place.room)
+    }
+
+    fn is_original_message(&self) -> bool {
+        self.original
     }
 
     fn react<'a>(

@@ -24,7 +24,7 @@ pub use listing::{
     aggregate_data, focused_help, lookup, server_rows, summary_row, summary_rows, tool_data,
 };
 pub use names::is_valid_tool_name;
-pub use outcome::{CallOutcome, ToolOutput, UnknownReason};
+pub use outcome::{CallOutcome, HostReply, ToolOutput, UnknownReason};
 pub use sanitize::sanitize_display;
 pub use session::{
     CANCEL_REASON, FALLBACK_PATH, Host, HostOptions, STANDARD_ENV_NAMES, ServerSelection, Session,

@@ -187,3 +187,20 @@ impl ToolOutput {
         }
     }
 }
+
+/// What a host-side call ([`crate::Session::call_for_host`]) got back, unredacted: for the
+/// host's own checks only, never for a model or a chat as it stands.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HostReply {
+    /// The server's `CallToolResult` object, `isError` included.
+    Result(Value),
+    /// The server refused the request with a JSON-RPC error (the call did not run as a tool).
+    Rejected {
+        /// The JSON-RPC error code.
+        code: i32,
+        /// The server's message: untrusted text.
+        message: String,
+    },
+    /// The request was sent and its outcome is unknown.
+    Unknown(UnknownReason),
+}

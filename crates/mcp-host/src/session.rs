@@ -28,7 +28,7 @@ use crate::config::{Server, ServerSet, Transport};
 use crate::error::{Error, Result};
 use crate::limits::MAX_LIST_PAGES;
 use crate::names::{is_valid_tool_name, shown_name};
-use crate::outcome::{CallOutcome, ToolOutput, UnknownReason};
+use crate::outcome::{CallOutcome, HostReply, ToolOutput, UnknownReason};
 use crate::replies::ExactReplies;
 use crate::sanitize::one_line;
 
@@ -589,6 +589,47 @@ impl Session {
                 }
             }
         };
+        Ok(match self.send(id, arguments).await? {
+            HostReply::Result(value) => ToolOutput::from_result(&value, &self.secrets).map_or(
+                CallOutcome::Unknown(UnknownReason::MalformedReply),
+                |(output, is_error)| {
+                    if is_error {
+                        CallOutcome::ToolError(output)
+                    } else {
+                        CallOutcome::Success(output)
+                    }
+                },
+            ),
+            HostReply::Rejected { code, message } => {
+                CallOutcome::ToolError(ToolOutput::from_rejection(code, &message, &self.secrets))
+            }
+            HostReply::Unknown(reason) => CallOutcome::Unknown(reason),
+        })
+    }
+
+    /// Calls a tool of this session's catalog once for the host itself, never retrying, and
+    /// returns the server's result as it came: the `CallToolResult` object, unredacted and
+    /// unshortened (bounded only by [`MAX_MESSAGE_BYTES`]), for a host that must read exact
+    /// bytes (a file it will compare or change). Nothing of it may reach a model or a chat
+    /// before the host has checked it.
+    ///
+    /// # Errors
+    ///
+    /// Only when nothing was sent: [`Error::UnknownTool`].
+    pub async fn call_for_host(
+        &self,
+        id: &ToolId,
+        arguments: serde_json::Map<String, Value>,
+    ) -> Result<HostReply> {
+        self.send(id, arguments).await
+    }
+
+    /// Sends one `tools/call` and waits for its reply within the timeout.
+    async fn send(
+        &self,
+        id: &ToolId,
+        arguments: serde_json::Map<String, Value>,
+    ) -> Result<HostReply> {
         let unknown = || Error::UnknownTool {
             id: self
                 .secrets
@@ -612,7 +653,7 @@ impl Session {
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
         else {
-            return Ok(CallOutcome::Unknown(UnknownReason::Disconnected));
+            return Ok(HostReply::Unknown(UnknownReason::Disconnected));
         };
         // If the caller drops this future while it waits, the guard still queues a
         // cancellation (best effort: it cannot wait for the send).
@@ -633,31 +674,23 @@ impl Session {
                 )
                 .await;
             }
-            return Ok(CallOutcome::Unknown(UnknownReason::Timeout));
+            return Ok(HostReply::Unknown(UnknownReason::Timeout));
         };
         Ok(match reply {
-            Err(ServiceError::Timeout { .. }) => CallOutcome::Unknown(UnknownReason::Timeout),
-            Err(ServiceError::McpError(error)) => CallOutcome::ToolError(
-                ToolOutput::from_rejection(error.code.0, &error.message, &self.secrets),
-            ),
+            Err(ServiceError::Timeout { .. }) => HostReply::Unknown(UnknownReason::Timeout),
+            Err(ServiceError::McpError(error)) => HostReply::Rejected {
+                code: error.code.0,
+                message: error.message.to_string(),
+            },
             Err(ServiceError::UnexpectedResponse) => {
-                CallOutcome::Unknown(UnknownReason::MalformedReply)
+                HostReply::Unknown(UnknownReason::MalformedReply)
             }
-            Err(_) => CallOutcome::Unknown(UnknownReason::Disconnected),
-            Ok(ServerResult::CallToolResult(result)) => serde_json::to_value(&result)
-                .ok()
-                .and_then(|value| ToolOutput::from_result(&value, &self.secrets))
-                .map_or(
-                    CallOutcome::Unknown(UnknownReason::MalformedReply),
-                    |(output, is_error)| {
-                        if is_error {
-                            CallOutcome::ToolError(output)
-                        } else {
-                            CallOutcome::Success(output)
-                        }
-                    },
-                ),
-            Ok(_) => CallOutcome::Unknown(UnknownReason::MalformedReply),
+            Err(_) => HostReply::Unknown(UnknownReason::Disconnected),
+            Ok(ServerResult::CallToolResult(result)) => serde_json::to_value(&result).map_or(
+                HostReply::Unknown(UnknownReason::MalformedReply),
+                HostReply::Result,
+            ),
+            Ok(_) => HostReply::Unknown(UnknownReason::MalformedReply),
         })
     }
 

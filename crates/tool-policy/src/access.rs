@@ -110,6 +110,10 @@ impl<'a> Selection<'a> {
             }) => explicit
                 .iter()
                 .filter_map(|name| self.native(name))
+                // Staging is the github-pr workflow itself, listed or not.
+                .chain(self.natives.iter().filter(|t| {
+                    t.kind() == NativeKind::GithubStaging && !explicit.iter().any(|n| n == t.name())
+                }))
                 .collect(),
             _ => self.natives.iter().collect(),
         };
@@ -146,6 +150,11 @@ impl<'a> Selection<'a> {
             && platform != adapter
         {
             return false;
+        }
+        if tool.kind() == NativeKind::GithubStaging {
+            return self
+                .toolset
+                .is_some_and(|toolset| toolset.kind == ToolsetKind::GithubPr);
         }
         match self.toolset {
             Some(Toolset {

@@ -4,6 +4,7 @@ mod access;
 mod arguments;
 mod budget;
 mod catalog;
+mod change;
 mod config;
 mod error;
 mod github;
@@ -20,6 +21,7 @@ pub use access::{
 pub use arguments::Arguments;
 pub use budget::{CallBudget, FlagProblem, ToolFlags};
 pub use catalog::Catalog;
+pub use change::{PathRefusal, check_change_path};
 pub use config::{
     GithubPolicy, KnownNames, PolicyConfig, ProviderModels, ProviderModelsConfig, ServerRef,
     ServerRefConfig, ToolPolicy, Toolset, ToolsetConfig, ToolsetKind,

@@ -25,6 +25,10 @@ pub enum NativeKind {
     /// Acts on one chat platform (a reaction on Discord): offered only to requests that came
     /// from that adapter, explicit lists included.
     PlatformAction(AdapterKind),
+    /// Stages a change to a repository as a proposal for the host to check and a person to
+    /// approve (`stage_changes`): offered under `github-pr` toolsets, and only there,
+    /// whatever an explicit list says.
+    GithubStaging,
 }
 
 impl NativeKind {

@@ -24,6 +24,7 @@
 //! as [`RawMode`] describes.
 
 mod cancel_log;
+pub mod github;
 mod raw;
 
 use std::path::{Path, PathBuf};

@@ -24,12 +24,15 @@ use yetibot_command::{Caller, Runner};
 use yetibot_conversation::{AdapterKind, ToolDefinition};
 use yetibot_json_util::RandomSource;
 use yetibot_redaction::Secrets;
-use yetibot_tool_policy::NativeKind::{self, Computation, Context, PlatformAction, Service};
+use yetibot_tool_policy::NativeKind::{
+    self, Computation, Context, GithubStaging, PlatformAction, Service,
+};
 use yetibot_tool_policy::{Execution, NativeServices, NativeTool};
 
 use crate::clef::{self, wire::Model};
 use crate::delegate;
 use crate::gi;
+use crate::github;
 use crate::meme;
 use crate::services::AiServices;
 use crate::wise;
@@ -41,6 +44,10 @@ pub(crate) struct ToolContext<'a> {
     pub(crate) runner: Runner<'a>,
     pub(crate) secrets: &'a Secrets,
     pub(crate) delegate: delegate::Scope<'a>,
+    /// The request's MCP session, when it connects servers.
+    pub(crate) session: Option<&'a yetibot_mcp_host::Session>,
+    /// The proposal this request staged, if it did (one per request).
+    pub(crate) staged: &'a std::sync::Mutex<Option<String>>,
 }
 
 /// A native tool's static argument check: no I/O, so a whole batch is checked before any
@@ -145,6 +152,36 @@ pub(crate) const NATIVES: &[Native] = &[
                 Box::pin(
                     async move { finished(release::run(tool.delegate.services, arguments).await) },
                 )
+            },
+        }),
+    },
+    Native {
+        name: "stage_changes",
+        kind: GithubStaging,
+        offered: Some(Offered {
+            description: github::stage::DESCRIPTION,
+            schema: github::stage::schema,
+            needs_history: false,
+            configured: always,
+            check: |tool, arguments| {
+                github::stage::arguments_ok(
+                    tool.delegate.selection.toolset(),
+                    tool.secrets,
+                    arguments,
+                )
+            },
+            run: |tool, arguments| {
+                let request = github::stage::Request {
+                    services: tool.delegate.services,
+                    toolset: tool.delegate.selection.toolset(),
+                    caller: tool.runner.caller(),
+                    provider: &tool.delegate.context.provider,
+                    model: &tool.delegate.context.model,
+                    secrets: tool.secrets,
+                    session: tool.session,
+                    staged: tool.staged,
+                };
+                Box::pin(github::stage::run(request, arguments))
             },
         }),
     },

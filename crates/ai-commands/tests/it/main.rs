@@ -5,5 +5,6 @@ mod ai;
 mod clef;
 mod gi;
 mod github;
+mod github_pr;
 mod wise;
 mod zen;
