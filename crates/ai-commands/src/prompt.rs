@@ -12,11 +12,13 @@ use yetibot_tool_policy::{
 use crate::cost::{CostSource, CostTally};
 use crate::flags::{self, Command};
 use crate::free;
+use crate::github::route;
 use crate::meta::{AnswerMeta, UsageSum};
 use crate::natives::{self, ToolContext};
 use crate::offer::open_servers;
 use crate::pinned::Pinned;
 use crate::piped::Snapshot;
+use crate::proposals::StagingSlot;
 use crate::request::{
     PIPE_ONLY_PROMPT, RUNNER_INSTRUCTIONS, Static, cost_source, provenance, read_static,
     with_ending,
@@ -57,13 +59,32 @@ pub(crate) async fn run(
             "ask something: `ai <prompt>`, or pipe data into `ai` (see `help ai`)",
         );
     }
-    let plan = match plan(services, call, &options, command, pinned).await {
+    let plan = match plan(
+        services,
+        call,
+        &options,
+        command,
+        pinned,
+        snapshot.is_some(),
+    )
+    .await
+    {
         Ok(plan) => plan,
         Err(outcome) => return outcome,
     };
+    let staging = match &plan.automatic {
+        Some(work) => StagingSlot::automatic(work.staging.clone()),
+        None => StagingSlot::default(),
+    };
     let gathered = match gather(services, call, &plan, snapshot.as_ref(), command).await {
         Ok(gathered) => gathered,
-        Err(outcome) => return outcome,
+        Err(outcome) => {
+            if let Some(work) = &plan.automatic {
+                let text = route::complete(services, work, None, false).await;
+                return with_paragraph(outcome, &text);
+            }
+            return outcome;
+        }
     };
     let Gathered {
         secrets,
@@ -96,13 +117,42 @@ pub(crate) async fn run(
             thread,
             stored_key,
             cost: plan.cost,
+            staging: &staging,
         },
     )
     .await;
     if let Some(session) = session {
         session.close().await;
     }
-    outcome
+    let mut outcome = outcome;
+    if let Some(work) = &plan.automatic {
+        let answered = matches!(outcome, Outcome::Answer { .. });
+        let text = route::complete(services, work, staging.staged(), answered).await;
+        outcome = with_paragraph(outcome, &text);
+    }
+    match plan.note {
+        Some(note) => outcome.with_notes(vec![note]),
+        None => outcome,
+    }
+}
+
+/// `outcome` with `text` as a paragraph of its own after its text.
+fn with_paragraph(outcome: Outcome, text: &str) -> Outcome {
+    match outcome {
+        Outcome::Answer {
+            value: yetibot_json_util::Value::String(answer),
+            meta,
+        } => Outcome::Answer {
+            value: yetibot_json_util::Value::String(format!("{answer}\n\n{text}")),
+            meta,
+        },
+        Outcome::Error(message) => Outcome::Error(format!("{message}\n{text}")),
+        Outcome::FailedWithData { message, data } => Outcome::FailedWithData {
+            message: format!("{message}\n{text}"),
+            data,
+        },
+        other => other,
+    }
 }
 
 /// Where a prompt goes and what it may do there, decided before any credential is read.
@@ -119,6 +169,10 @@ pub(crate) struct Plan<'s> {
     tools_on: bool,
     /// How its usage is read for the cost label.
     cost: CostSource,
+    /// Automatic code work, when intent routing chose it.
+    automatic: Option<route::CodeWork>,
+    /// What routing has to tell the requester beside the answer.
+    note: Option<String>,
 }
 
 /// Plans a prompt: the toolset, the route (a provider that stands in for a pinned one, the
@@ -135,6 +189,7 @@ async fn plan<'s>(
     options: &flags::Options,
     command: Command,
     pinned: Option<&Pinned>,
+    piped: bool,
 ) -> Result<Plan<'s>, Outcome> {
     let selection = Selection::choose(&services.policy, options.toolset.as_deref())
         .map_err(|error| Outcome::error(error.to_string()))?;
@@ -156,6 +211,26 @@ async fn plan<'s>(
         // is discovered or sent, rather than quietly answering without the tools.
         check_tool_calling(provider.tool_calling(), false)
             .map_err(|error| Outcome::error(error.to_string()))?;
+    }
+    // Intent routing: an eligible request is classified first, and code work runs under the
+    // routing toolset (whose rules the request already passed).
+    let mut selection = selection;
+    let mut automatic = None;
+    let mut note = None;
+    let eligible = pinned
+        .is_none()
+        .then(|| route::eligible(services, call, options, command, piped, &context))
+        .flatten();
+    if let Some(routing) = eligible {
+        match route::route(services, call, routing, &options.prompt).await {
+            route::Routed::Normal { note: said } => note = said,
+            route::Routed::Reply(outcome) => return Err(outcome),
+            route::Routed::Code(work) => {
+                selection = Selection::choose(&services.policy, Some(&work.toolset))
+                    .map_err(|error| Outcome::error(error.to_string()))?;
+                automatic = Some(work);
+            }
+        }
     }
     selection
         .authorize(&context)
@@ -179,6 +254,8 @@ async fn plan<'s>(
         context,
         tools_on,
         cost,
+        automatic,
+        note,
     })
 }
 
@@ -380,6 +457,8 @@ struct Request<'r> {
     /// The app-side store's key for this thread, when the provider keeps one.
     stored_key: Option<String>,
     cost: CostSource,
+    /// The request's one staging, manual or automatic.
+    staging: &'r StagingSlot,
 }
 
 /// Builds the catalog and conversation, runs the tool loop and shapes the answer.
@@ -456,7 +535,6 @@ async fn answer(services: &AiServices, call: &Call<'_>, mut request: Request<'_>
             .filter(|platform| call.runner.answers_caller() && platform.shows_live_text())
             .map(|platform| (platform, request.secrets)),
     };
-    let staged = std::sync::Mutex::new(None);
     let mut router = Router {
         natives: ToolContext {
             runner: call.runner,
@@ -471,7 +549,7 @@ async fn answer(services: &AiServices, call: &Call<'_>, mut request: Request<'_>
                 secrets: request.secrets,
             },
             session: request.session,
-            staged: &staged,
+            staging: request.staging,
         },
     };
     let context = request.context.clone();
@@ -498,7 +576,7 @@ async fn answer(services: &AiServices, call: &Call<'_>, mut request: Request<'_>
         publish,
     )
     .await;
-    let staged = staged.lock().ok().and_then(|mut s| s.take());
+    let staged = request.staging.staged();
     let ran = Ran {
         staged,
         usage: model.usage,
@@ -533,7 +611,11 @@ fn shape(
         Ok(answer) => {
             let text = request.secrets.redact_text(answer.text.trim());
             let mut text = with_ending(text.into_owned(), ran.ending);
-            if let Some(id) = &ran.staged {
+            if let Some(id) = ran
+                .staged
+                .as_ref()
+                .filter(|_| request.staging.automatic.is_none())
+            {
                 // The host's own word on what was staged, whatever the model wrote.
                 text.push_str(&format!(
                     "\n\nProposal {id} is staged; nothing has been pushed. Review every page with `ai proposal {id}` (then `ai proposal {id} 2`, ...), then `ai approve {id}` within 10 minutes, or `ai cancel {id}`."

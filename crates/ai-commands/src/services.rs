@@ -61,6 +61,10 @@ pub struct AiServices {
     pub(crate) audit: Option<crate::proposals::Audit>,
     /// GitHub's REST API base, for the two ancestry reads of an approved execution.
     pub(crate) github_api: String,
+    /// Automatic routing of change requests to draft pull requests, when enabled.
+    pub(crate) routing: Option<crate::proposals::Routing>,
+    /// Automatic routing's receipts, by chat message.
+    pub(crate) receipts: crate::proposals::Receipts,
 }
 
 impl std::fmt::Debug for AiServices {
@@ -105,6 +109,8 @@ impl AiServices {
             proposals: crate::proposals::Proposals::default(),
             audit: None,
             github_api: DEFAULT_GITHUB_API_URL.to_owned(),
+            routing: None,
+            receipts: crate::proposals::Receipts::default(),
             threads: crate::thread::ThreadStore::default(),
         }
     }
@@ -123,6 +129,22 @@ impl AiServices {
     #[must_use]
     pub fn with_github_api_url(mut self, url: impl Into<String>) -> Self {
         self.github_api = url.into();
+        self
+    }
+
+    /// Turns on automatic routing when `router` is enabled: eligible `ai` change requests
+    /// are classified by Clef and may become draft pull requests under its `:github-toolset`
+    /// without review in chat. Clef runs on the router's account, which
+    /// [`AiServices::with_decisions`] sets (call it too).
+    #[must_use]
+    pub fn with_intent_routing(mut self, router: &crate::config::IntentRouter) -> Self {
+        self.routing = match (&router.github_toolset, router.enabled) {
+            (Some(toolset), true) => Some(crate::proposals::Routing {
+                toolset: toolset.clone(),
+                min_probability: router.min_probability,
+            }),
+            _ => None,
+        };
         self
     }
 

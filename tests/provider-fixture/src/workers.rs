@@ -176,3 +176,23 @@ fn extract(field: &Value, state: &str) -> Value {
         }
     }
 }
+
+/// A Clef reply for intent routing's questions: `intent` chose `choice` with P(code_change)
+/// `change`, and `explicit_change` is `explicit`, in Cloudflare's envelope.
+#[must_use]
+pub fn clef_intent(choice: &str, change: f64, explicit: f64) -> Reply {
+    let rest = (1.0 - change) / 2.0;
+    let result = json!({
+        "model": "clef",
+        "answers": {
+            "intent": {"type": "choice", "choice": choice,
+                       "probabilities": {"code_change": change, "answer": rest, "unclear": rest},
+                       "confidence": 0.6},
+            "explicit_change": {"type": "noul", "noul": explicit}
+        },
+        "usage": {"input_tokens": 40, "output_tokens": 3, "image_tokens": 0}
+    });
+    Reply::json(
+        json!({"result": result, "success": true, "errors": [], "messages": []}).to_string(),
+    )
+}

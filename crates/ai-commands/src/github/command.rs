@@ -68,6 +68,12 @@ pub(crate) async fn run(services: &AiServices, call: &Call<'_>, verb: Verb, id: 
             audit(services, proposal, AuditStep::Refused, format!("{word}: another person or place"));
             return Err(not_held(id));
         }
+        if proposal.automatic_branch.is_some() && !matches!(verb, Verb::Review(_)) {
+            audit(services, proposal, AuditStep::Refused, format!("{word}: automatic"));
+            return Err(Outcome::error(format!(
+                "proposal {id} was staged by automatic routing, which pushes without chat approval; it cannot be approved or cancelled here"
+            )));
+        }
         match verb {
             Verb::Review(page) => {
                 let total = proposal.pages.len();

@@ -265,9 +265,16 @@ impl Run<'_> {
             format!("base {} at {}", p.base_branch, p.base_sha),
         );
         // 3. A new, unpredictable branch that must start at the base.
-        let suffix = random_hex(8)
-            .ok_or_else(|| Stop::failed("branch", "no randomness for a branch name"))?;
-        let branch = format!("{prefix}{suffix}");
+        // Automatic work names its branch after the chat message; a manual proposal gets an
+        // unpredictable one.
+        let branch = match &p.automatic_branch {
+            Some(branch) => branch.clone(),
+            None => {
+                let suffix = random_hex(8)
+                    .ok_or_else(|| Stop::failed("branch", "no randomness for a branch name"))?;
+                format!("{prefix}{suffix}")
+            }
+        };
         self.branch = Some(branch.clone());
         let created = self
             .write(session, writer, "create_branch", json!({

@@ -14,4 +14,5 @@ pub(crate) mod command;
 mod execute;
 pub(crate) mod read;
 mod review;
+pub(crate) mod route;
 pub(crate) mod stage;

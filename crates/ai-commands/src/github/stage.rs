@@ -19,7 +19,8 @@ use crate::proposals::limits::{
     PROPOSAL_TTL,
 };
 use crate::proposals::{
-    AuditEvent, AuditStep, MANUAL_FOOTER, Proposal, ProposedFile, Requester, State, random_hex,
+    AUTOMATIC_FOOTER, AuditEvent, AuditStep, MANUAL_FOOTER, Proposal, ProposedFile, Requester,
+    StagingSlot, State, random_hex,
 };
 use crate::services::AiServices;
 
@@ -34,7 +35,7 @@ pub(crate) struct Request<'a> {
     pub(crate) model: &'a str,
     pub(crate) secrets: &'a Secrets,
     pub(crate) session: Option<&'a Session>,
-    pub(crate) staged: &'a std::sync::Mutex<Option<String>>,
+    pub(crate) staging: &'a StagingSlot,
 }
 
 /// What the model is told the tool does.
@@ -506,7 +507,16 @@ pub(crate) async fn run(tool: Request<'_>, arguments: &str) -> Execution {
             "a proposal needs a request sent directly from Slack or Discord".to_owned(),
         );
     };
-    if let Some(id) = tool.staged.lock().ok().and_then(|s| s.clone()) {
+    if let Some(automatic) = &tool.staging.automatic
+        && !automatic
+            .repository
+            .eq_ignore_ascii_case(&format!("{}/{}", staging.owner, staging.repo))
+    {
+        return Execution::ToolError(
+            "this request may change only the repository it names".to_owned(),
+        );
+    }
+    if let Some(id) = tool.staging.staged() {
         return Execution::ToolError(format!(
             "this request already staged proposal {id}; stage once per request"
         ));
@@ -527,6 +537,7 @@ pub(crate) async fn run(tool: Request<'_>, arguments: &str) -> Execution {
         Err(error) => return Execution::ToolError(format!("{error}; nothing was staged")),
     };
     let services = tool.services;
+    let automatic = tool.staging.automatic.is_some();
     let Some(id) = random_hex(8) else {
         return Execution::ToolError(
             "no randomness for a proposal ID; nothing was staged".to_owned(),
@@ -542,7 +553,14 @@ pub(crate) async fn run(tool: Request<'_>, arguments: &str) -> Execution {
         base_branch: staging.base,
         base_sha,
         title: staging.title,
-        body: with_footer(&staging.body, MANUAL_FOOTER),
+        body: with_footer(
+            &staging.body,
+            if automatic {
+                AUTOMATIC_FOOTER
+            } else {
+                MANUAL_FOOTER
+            },
+        ),
         files,
         hash: String::new(),
         requester,
@@ -552,18 +570,28 @@ pub(crate) async fn run(tool: Request<'_>, arguments: &str) -> Execution {
         pages: Vec::new(),
         seen: Vec::new(),
         state: State::Pending,
+        automatic_branch: tool.staging.automatic.as_ref().map(|a| a.branch.clone()),
     };
     proposal.hash = manifest_hash(&proposal);
     proposal.pages = render_pages(&proposal);
     proposal.seen = vec![false; proposal.pages.len()];
-    let summary = format!(
-        "Staged proposal {id} for {repository} (base {base} at {sha}): {count} file(s), {pages} review page(s). Nothing has been pushed. The user reviews it with `ai proposal {id}` (pages 1 to {pages}) and approves it with `ai approve {id}` within 10 minutes, or cancels it with `ai cancel {id}`.",
-        repository = proposal.repository(),
-        base = proposal.base_branch,
-        sha = proposal.base_sha.get(..12).unwrap_or_default(),
-        count = proposal.files.len(),
-        pages = proposal.pages.len(),
-    );
+    let summary = if automatic {
+        format!(
+            "Staged change {id} for {repository} (base {base}): {count} file(s). When you finish, the host pushes exactly these files to a new branch and opens a draft pull request; nothing has been pushed yet. Tell the user a draft pull request will be opened.",
+            repository = proposal.repository(),
+            base = proposal.base_branch,
+            count = proposal.files.len(),
+        )
+    } else {
+        format!(
+            "Staged proposal {id} for {repository} (base {base} at {sha}): {count} file(s), {pages} review page(s). Nothing has been pushed. The user reviews it with `ai proposal {id}` (pages 1 to {pages}) and approves it with `ai approve {id}` within 10 minutes, or cancels it with `ai cancel {id}`.",
+            repository = proposal.repository(),
+            base = proposal.base_branch,
+            sha = proposal.base_sha.get(..12).unwrap_or_default(),
+            count = proposal.files.len(),
+            pages = proposal.pages.len(),
+        )
+    };
     let event = (
         proposal.repository(),
         proposal.requester.label(),
@@ -574,9 +602,7 @@ pub(crate) async fn run(tool: Request<'_>, arguments: &str) -> Execution {
             "too many proposals are pending; cancel or approve one first".to_owned(),
         );
     }
-    if let Ok(mut staged) = tool.staged.lock() {
-        *staged = Some(id.clone());
-    }
+    tool.staging.set(id.clone());
     services.audit(&AuditEvent {
         proposal: id,
         step: AuditStep::Staged,

@@ -46,8 +46,8 @@ pub(crate) struct ToolContext<'a> {
     pub(crate) delegate: delegate::Scope<'a>,
     /// The request's MCP session, when it connects servers.
     pub(crate) session: Option<&'a yetibot_mcp_host::Session>,
-    /// The proposal this request staged, if it did (one per request).
-    pub(crate) staged: &'a std::sync::Mutex<Option<String>>,
+    /// The proposal this request may stage (one per request), and how.
+    pub(crate) staging: &'a crate::proposals::StagingSlot,
 }
 
 /// A native tool's static argument check: no I/O, so a whole batch is checked before any
@@ -179,7 +179,7 @@ pub(crate) const NATIVES: &[Native] = &[
                     model: &tool.delegate.context.model,
                     secrets: tool.secrets,
                     session: tool.session,
-                    staged: tool.staged,
+                    staging: tool.staging,
                 };
                 Box::pin(github::stage::run(request, arguments))
             },

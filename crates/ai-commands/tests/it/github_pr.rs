@@ -13,8 +13,8 @@ use futures_util::future::BoxFuture;
 use mcp_fixture::github::{FakeGithub, Fault};
 use provider_fixture::{Fixture, Reply, script};
 use serde_json::json;
-use yetibot_ai_commands::{AiServices, AuditEvent, AuditStep};
-use yetibot_ai_providers::{Client, ClientOptions, ProviderConfig, ProviderSet};
+use yetibot_ai_commands::{AiServices, AuditEvent, AuditStep, IntentRouter};
+use yetibot_ai_providers::{Client, ClientOptions, ProviderConfig, ProviderSet, WorkersAccount};
 use yetibot_command::{
     Caller, Interpreter, Platform, PlatformError, Reply as CommandReply, Settings, ThreadError,
     ThreadMessage, ThreadSource, builtins,
@@ -105,26 +105,80 @@ fn alice() -> Caller {
     person("U1", None, true)
 }
 
-/// The world of one test: the fake GitHub, the model, the bot, its clock and audit log.
+/// The world of one test: the fake GitHub, the model, Clef, the bot, its clock and audit
+/// log.
 struct World {
     github: FakeGithub,
     model: Fixture,
+    cloudflare: Fixture,
     bot: Interpreter,
     minutes: Arc<AtomicU64>,
     audit: Arc<Mutex<Vec<AuditEvent>>>,
+    _key: KeyDir,
+}
+
+/// A private directory holding the Clef token file, removed on drop.
+struct KeyDir(std::path::PathBuf);
+
+impl Drop for KeyDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+const ACCOUNT: &str = "0123456789abcdef0123456789abcdef";
+const CF_TOKEN: &str = "cf-routing-token-canary-5150";
+const CLEF: &str =
+    "/client/v4/accounts/0123456789abcdef0123456789abcdef/ai/run/@cf/cloudflare/clef";
+
+/// How a world is set up.
+#[derive(Default)]
+struct Setup {
+    /// The MCP operation timeout.
+    timeout_ms: Option<i64>,
+    /// Automatic routing with this threshold.
+    routing: Option<f64>,
+    /// More approved repositories than `your-org/your-repo`.
+    more_repositories: Vec<&'static str>,
+    /// This GitHub instead of a new one (a restarted bot).
+    github: Option<FakeGithub>,
 }
 
 async fn world(timeout_ms: Option<i64>) -> World {
+    world_with(Setup {
+        timeout_ms,
+        ..Setup::default()
+    })
+    .await
+}
+
+async fn world_with(setup: Setup) -> World {
+    let timeout_ms = setup.timeout_ms;
     // The MCP host's HTTP transport takes the process's TLS provider, as the binary installs.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let github = FakeGithub::new().with_repo(
-        REPO,
-        &[
-            ("src/example.clj", BEFORE),
-            ("src/util.clj", "(ns util)\n"),
-            ("README.md", "# Example\n"),
-        ],
-    );
+    let github = setup.github.clone().unwrap_or_else(|| {
+        FakeGithub::new()
+            .with_repo(
+                REPO,
+                &[
+                    ("src/example.clj", BEFORE),
+                    ("src/util.clj", "(ns util)\n"),
+                    ("README.md", "# Example\n"),
+                ],
+            )
+            .with_repo("your-org/docs", &[("doc/index.md", "# Docs\n")])
+    });
+    let cloudflare = Fixture::start().await.expect("Cloudflare fixture");
+    let dir = std::env::temp_dir().join(format!(
+        "yetibot-routing-{}-{}",
+        std::process::id(),
+        cloudflare.addr().port()
+    ));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let key = dir.join("token");
+    std::fs::write(&key, CF_TOKEN).expect("key");
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+        .expect("mode");
     let mcp = github.serve_mcp().await.expect("fake GitHub MCP");
     let rest = github.serve_rest().await.expect("fake GitHub REST");
     let model = Fixture::start().await.expect("provider fixture");
@@ -155,27 +209,37 @@ async fn world(timeout_ms: Option<i64>) -> World {
         timeout_ms,
     )
     .expect("servers");
-    let toolsets = [ToolsetConfig {
-        name: Some("github-pr".into()),
-        kind: Some("github-pr".into()),
-        users: Some(vec!["U1".into(), "U2".into()]),
-        adapters: Some(vec!["slack".into()]),
-        repositories: Some(vec![REPO.into()]),
-        providers: Some(vec![ProviderModelsConfig {
-            name: Some("local".into()),
-            models: Some(vec!["m1".into()]),
-        }]),
-        base_branches: Some(vec!["main".into()]),
-        allowed_paths: Some(vec!["src/".into(), "doc/".into()]),
-        denied_paths: Some(vec!["src/credentials/".into()]),
-        branch_prefix: Some("yetibot/ai-".into()),
-        write_server: Some("github-write".into()),
-        servers: Some(vec![ServerRefConfig {
-            name: Some("github-read".into()),
-            tools: None,
-        }]),
-        ..ToolsetConfig::default()
-    }];
+    let mut repositories = vec![REPO.to_owned()];
+    repositories.extend(setup.more_repositories.iter().map(|r| (*r).to_owned()));
+    let toolsets = [
+        ToolsetConfig {
+            name: Some("search".into()),
+            kind: Some("search".into()),
+            servers: Some(Vec::new()),
+            ..ToolsetConfig::default()
+        },
+        ToolsetConfig {
+            name: Some("github-pr".into()),
+            kind: Some("github-pr".into()),
+            users: Some(vec!["U1".into(), "U2".into()]),
+            adapters: Some(vec!["slack".into()]),
+            repositories: Some(repositories),
+            providers: Some(vec![ProviderModelsConfig {
+                name: Some("local".into()),
+                models: Some(vec!["m1".into()]),
+            }]),
+            base_branches: Some(vec!["main".into()]),
+            allowed_paths: Some(vec!["src/".into(), "doc/".into()]),
+            denied_paths: Some(vec!["src/credentials/".into()]),
+            branch_prefix: Some("yetibot/ai-".into()),
+            write_server: Some("github-write".into()),
+            servers: Some(vec![ServerRefConfig {
+                name: Some("github-read".into()),
+                tools: None,
+            }]),
+            ..ToolsetConfig::default()
+        },
+    ];
     let natives = yetibot_ai_commands::native_tools();
     let read_tools: Vec<String> = READS.iter().map(|t| (*t).to_owned()).collect();
     let write_tools: Vec<String> = WRITES.iter().map(|t| (*t).to_owned()).collect();
@@ -207,7 +271,7 @@ async fn world(timeout_ms: Option<i64>) -> World {
         }],
     )
     .expect("providers");
-    let secrets = Secrets::new([READ_TOKEN, WRITE_TOKEN]).expect("secrets");
+    let secrets = Secrets::new([READ_TOKEN, WRITE_TOKEN, CF_TOKEN]).expect("secrets");
     let minutes = Arc::new(AtomicU64::new(0));
     let start = tokio::time::Instant::now();
     let offset = Arc::clone(&minutes);
@@ -223,9 +287,27 @@ async fn world(timeout_ms: Option<i64>) -> World {
         Arc::new(move || start + Duration::from_secs(60 * offset.load(Ordering::SeqCst))),
     )
     .with_github_api_url(rest)
+    .with_decisions(WorkersAccount::new(
+        &cloudflare.url("/client/v4"),
+        ACCOUNT,
+        key,
+        None,
+    ))
     .with_audit(Arc::new(move |event: &AuditEvent| {
         log.lock().expect("audit").push(event.clone());
     }));
+    let services = match setup.routing {
+        Some(min_probability) => services.with_intent_routing(&IntentRouter {
+            enabled: true,
+            account_id: ACCOUNT.to_owned(),
+            key_file: dir.join("token"),
+            gateway_id: None,
+            api_url: cloudflare.url("/client/v4"),
+            github_toolset: Some("github-pr".to_owned()),
+            min_probability,
+        }),
+        None => services,
+    };
     let mut registry = builtins();
     for spec in yetibot_ai_commands::commands(Arc::new(services)) {
         registry.add(spec);
@@ -239,9 +321,11 @@ async fn world(timeout_ms: Option<i64>) -> World {
     World {
         github,
         model,
+        cloudflare,
         bot,
         minutes,
         audit,
+        _key: KeyDir(dir),
     }
 }
 
@@ -658,4 +742,275 @@ async fn a_writer_that_stops_answering_leaves_an_unknown_outcome_and_no_retry() 
             .count(),
         1
     );
+}
+
+/// The automatic example: a change request becomes a draft pull request, no review.
+const AUTOMATIC: &str = "ai In your-org/your-repo, fix the typo in src/example.clj";
+
+impl World {
+    /// Clef answers every classification with this.
+    fn clef(&self, choice: &str, change: f64, explicit: f64) {
+        self.cloudflare.route(
+            CLEF,
+            provider_fixture::workers::clef_intent(choice, change, explicit),
+        );
+    }
+
+    fn classified(&self) -> usize {
+        self.cloudflare.count(CLEF)
+    }
+
+    fn model_requests(&self) -> usize {
+        self.model.requests().len()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_explicit_change_request_becomes_one_draft_pull_request_however_often_it_is_delivered() {
+    let w = world_with(Setup {
+        routing: Some(0.95),
+        ..Setup::default()
+    })
+    .await;
+    let base = w.github.tip(REPO, "main").expect("main");
+    w.clef("code_change", 0.97, 0.96);
+    w.script(json!([{"path": "src/example.clj", "content": AFTER}]));
+    let reply = w.run(&alice(), AUTOMATIC).await;
+    assert!(reply.error.is_none(), "{reply:?}");
+    let shown = text(&reply);
+    assert!(
+        shown.contains("Opened draft pull request https://github.com/your-org/your-repo/pull/1"),
+        "{shown}"
+    );
+    assert!(!shown.contains("ai approve"), "{shown}");
+    let pulls = w.github.pulls();
+    assert_eq!(pulls.len(), 1);
+    let pull = &pulls[0];
+    assert!(pull.draft);
+    assert!(pull.head.starts_with("yetibot/ai-auto-"), "{}", pull.head);
+    assert!(
+        pull.body.contains("pushed without review in chat"),
+        "{}",
+        pull.body
+    );
+    assert!(pull.body.contains("not built or tested locally"));
+    let head = w.github.tip(REPO, &pull.head).expect("head");
+    assert_eq!(w.github.parent(&head), Some(base));
+    assert_eq!(
+        w.github
+            .file(REPO, &pull.head, "src/example.clj")
+            .as_deref(),
+        Some(AFTER.as_bytes())
+    );
+    // Clef saw the request text and nothing else: no repository content, no credential.
+    let sent: Vec<serde_json::Value> = w
+        .cloudflare
+        .requests()
+        .iter()
+        .filter(|r| r.path == CLEF)
+        .filter_map(|r| serde_json::from_slice(&r.body).ok())
+        .collect();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0]["state"], AUTOMATIC.trim_start_matches("ai "));
+    let body = sent[0].to_string();
+    for private in [BEFORE, READ_TOKEN, WRITE_TOKEN, CF_TOKEN] {
+        assert!(!body.contains(private), "{private} in {body}");
+    }
+    // The same message delivered again: its receipt answers, nothing runs again.
+    let model_requests = w.model_requests();
+    let again = w.run(&alice(), AUTOMATIC).await;
+    assert!(text(&again).contains("already handled"), "{again:?}");
+    assert!(text(&again).contains("pull/1"), "{again:?}");
+    assert_eq!(w.classified(), 1);
+    assert_eq!(w.model_requests(), model_requests);
+    assert_eq!(w.github.pulls().len(), 1);
+    // After a restart (no receipts), the existing branch stops the run before any push.
+    let restarted = world_with(Setup {
+        routing: Some(0.95),
+        github: Some(w.github.clone()),
+        ..Setup::default()
+    })
+    .await;
+    restarted.clef("code_change", 0.97, 0.96);
+    restarted.script(json!([{"path": "src/example.clj", "content": AFTER}]));
+    let pushes = w
+        .github
+        .called()
+        .iter()
+        .filter(|c| *c == "push_files")
+        .count();
+    let replayed = restarted.run(&alice(), AUTOMATIC).await;
+    let shown = text(&replayed);
+    assert!(shown.contains("stopped at create branch"), "{replayed:?}");
+    assert_eq!(
+        w.github
+            .called()
+            .iter()
+            .filter(|c| *c == "push_files")
+            .count(),
+        pushes
+    );
+    assert_eq!(w.github.pulls().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unclear_low_or_malformed_classifications_never_write() {
+    // Below either threshold: a clarification, and no model or GitHub call.
+    for (change, explicit) in [(0.94, 0.99), (0.99, 0.5)] {
+        let w = world_with(Setup {
+            routing: Some(0.95),
+            ..Setup::default()
+        })
+        .await;
+        w.clef("code_change", change, explicit);
+        let reply = w.run(&alice(), AUTOMATIC).await;
+        assert!(text(&reply).contains("not clearly enough"), "{reply:?}");
+        assert_eq!(w.model_requests(), 0);
+        assert!(w.github.called().is_empty());
+    }
+    // "unclear": a clarification.
+    let w = world_with(Setup {
+        routing: Some(0.9),
+        ..Setup::default()
+    })
+    .await;
+    w.clef("unclear", 0.5, 0.5);
+    let reply = w.run(&alice(), AUTOMATIC).await;
+    assert!(text(&reply).contains("Nothing was changed"), "{reply:?}");
+    assert!(w.github.called().is_empty());
+    // Malformed answers and an outage: a normal answer under the default toolset, with a
+    // note, and no GitHub call at all.
+    for broken in [
+        Reply::json(
+            json!({"result": {"answers": {"intent": {"choice": "code_change"}}}, "success": true})
+                .to_string(),
+        ),
+        Reply::status_json(500, r#"{"success":false,"errors":[{"message":"down"}]}"#),
+        Reply::json("not json".to_owned()),
+    ] {
+        let w = world_with(Setup {
+            routing: Some(0.95),
+            ..Setup::default()
+        })
+        .await;
+        w.cloudflare.route(CLEF, broken);
+        w.model.route(
+            "/v1/chat/completions",
+            Reply::json(script::chat_completion("Here is how you would fix it.")),
+        );
+        let reply = w.run(&alice(), AUTOMATIC).await;
+        assert!(reply.error.is_none(), "{reply:?}");
+        assert!(
+            reply.notes.iter().any(|n| n.contains("could not classify")),
+            "{reply:?}"
+        );
+        assert!(w.github.called().is_empty());
+        let sent = String::from_utf8_lossy(&w.model.requests()[0].body).into_owned();
+        assert!(!sent.contains("stage_changes"), "{sent}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_is_answered_normally_and_repositories_must_be_named_once() {
+    let w = world_with(Setup {
+        routing: Some(0.95),
+        ..Setup::default()
+    })
+    .await;
+    w.clef("answer", 0.02, 0.03);
+    w.model.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion("The parser reads tokens.")),
+    );
+    let reply = w.run(&alice(), "ai Explain how this parser works").await;
+    assert_eq!(
+        text(&reply).lines().next(),
+        Some("The parser reads tokens.")
+    );
+    // The answer used the default (search) toolset: no staging tool was offered.
+    let sent = String::from_utf8_lossy(&w.model.requests()[0].body).into_owned();
+    assert!(!sent.contains("stage_changes"), "{sent}");
+    assert!(w.github.called().is_empty());
+    // A duplicate of the question reuses the decision.
+    w.run(&alice(), "ai Explain how this parser works").await;
+    assert_eq!(w.classified(), 1);
+
+    for (line, expected) in [
+        ("ai fix the typo in src/example.clj", "Which repository?"),
+        (
+            "ai In your-org/your-repo and your-org/docs, fix the typos",
+            "more than one repository",
+        ),
+    ] {
+        let w = world_with(Setup {
+            routing: Some(0.95),
+            more_repositories: vec!["your-org/docs"],
+            ..Setup::default()
+        })
+        .await;
+        w.clef("code_change", 0.99, 0.99);
+        let reply = w.run(&alice(), line).await;
+        assert!(text(&reply).contains(expected), "{line}: {reply:?}");
+        assert_eq!(w.model_requests(), 0);
+        assert!(w.github.called().is_empty());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_the_routing_table_excludes_never_reaches_clef() {
+    let w = world_with(Setup {
+        routing: Some(0.95),
+        ..Setup::default()
+    })
+    .await;
+    w.clef("code_change", 0.99, 0.99);
+    w.model.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion("answered")),
+    );
+    for (caller, line) in [
+        // Bypasses: --no-tools, an explicit toolset, piped data, a pipeline.
+        (
+            alice(),
+            "ai --no-tools In your-org/your-repo, fix the typo in src/example.clj",
+        ),
+        (
+            alice(),
+            "ai --toolset search In your-org/your-repo, fix the typo",
+        ),
+        (
+            alice(),
+            "echo x | ai In your-org/your-repo, fix the typo in src/example.clj",
+        ),
+        (
+            alice(),
+            "ai In your-org/your-repo, fix the typo in src/example.clj | echo",
+        ),
+        // An edited message, a user the toolset does not name, no platform identity.
+        (person("U1", None, false), AUTOMATIC),
+        (person("U3", None, true), AUTOMATIC),
+        (
+            Caller {
+                trusted: false,
+                ..alice()
+            },
+            AUTOMATIC,
+        ),
+    ] {
+        let reply = w.run(&caller, line).await;
+        assert!(!text(&reply).contains("pull request"), "{line}: {reply:?}");
+    }
+    assert_eq!(w.classified(), 0);
+    assert!(w.github.called().is_empty());
+    // A request quoting a credential is refused outright.
+    let leak = format!("ai In your-org/your-repo, set the token to {WRITE_TOKEN}");
+    let reply = w.run(&alice(), &leak).await;
+    assert!(
+        reply
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("quotes a configured credential")),
+        "{reply:?}"
+    );
+    assert_eq!(w.classified(), 0);
 }

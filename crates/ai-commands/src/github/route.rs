@@ -1,0 +1,439 @@
+//! Clef intent routing (opt-in `:intent-router`): a standalone `ai` message from an identity,
+//! provider and model the routing `github-pr` toolset authorizes is classified by Clef from
+//! its own text alone. Only a change request that meets both thresholds and names exactly one
+//! of the toolset's repositories becomes code work: the generation model stages under that
+//! toolset, and the host pushes the staged bytes and opens a draft pull request with no
+//! review in chat. Every other outcome answers normally or asks for clarification, and
+//! nothing is written. Process-local receipts keyed by the platform message make a
+//! redelivered message reuse its first outcome.
+
+use serde_json::{Map, Value, json};
+use sha2::Digest as _;
+use yetibot_command::Call;
+use yetibot_tool_policy::{RequestContext, Selection, ToolsetKind};
+
+use super::execute::execute;
+use crate::clef::{self, Failure, Job, wire::Model};
+use crate::flags::{Command, Options};
+use crate::proposals::limits::DEFAULT_BRANCH_PREFIX;
+use crate::proposals::{AutomaticStaging, Begin, Receipt, Requester, Routing, State};
+use crate::services::AiServices;
+
+/// The questions Clef answers about a request.
+fn questions() -> Map<String, Value> {
+    let questions = json!({
+        "intent": {
+            "type": "choice",
+            "instructions": "What does this chat request ask the assistant to do?",
+            "criteria": {
+                "code_change": "Make a change to files in a code repository: fix, edit, add or update code, tests or documentation.",
+                "answer": "Answer, explain, review, search or discuss, without changing any repository.",
+                "unclear": "It cannot be told whether a repository change is wanted."
+            }
+        },
+        "explicit_change": {
+            "type": "noul",
+            "instructions": "Does the request explicitly ask for the change to be made now, rather than describe, explain, suggest or ask about one?",
+            "criteria": {
+                "true": "It directly asks to make the change (fix this, change that, add this).",
+                "false": "It asks a question, wants an explanation or a suggestion, or is hypothetical."
+            }
+        }
+    });
+    match questions {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
+}
+
+/// What Clef decided.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Decision {
+    /// The chosen option is `code_change`.
+    pub(crate) chose_change: bool,
+    /// The chosen option is `answer`.
+    pub(crate) chose_answer: bool,
+    /// P(`code_change`).
+    pub(crate) change: f64,
+    /// `explicit_change.noul`.
+    pub(crate) explicit: f64,
+}
+
+/// Reads Clef's answers strictly: a missing or out-of-range score is unusable, never zero.
+pub(crate) fn decision(answers: &Map<String, Value>) -> Option<Decision> {
+    let intent = answers.get("intent")?;
+    let choice = intent.get("choice")?.as_str()?;
+    let score = |value: Option<&Value>| {
+        value
+            .and_then(Value::as_f64)
+            .filter(|p| (0.0..=1.0).contains(p))
+    };
+    let change = score(intent.pointer("/probabilities/code_change"))?;
+    let explicit = score(answers.get("explicit_change")?.get("noul"))?;
+    if !matches!(choice, "code_change" | "answer" | "unclear") {
+        return None;
+    }
+    Some(Decision {
+        chose_change: choice == "code_change",
+        chose_answer: choice == "answer",
+        change,
+        explicit,
+    })
+}
+
+/// The approved repositories `text` names as `owner/repo` (compared without case), each
+/// once, in the toolset's order.
+pub(crate) fn named_repositories<'r>(text: &str, repositories: &'r [String]) -> Vec<&'r str> {
+    let words: Vec<String> = text
+        .split(|c: char| {
+            c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '`' | '\'' | '"' | '<' | '>')
+        })
+        .map(|w| {
+            w.trim_end_matches(['.', ':', '!', '?'])
+                .trim_start_matches("https://github.com/")
+                .to_ascii_lowercase()
+        })
+        .collect();
+    repositories
+        .iter()
+        .filter(|repository| {
+            let wanted = repository.to_ascii_lowercase();
+            words.contains(&wanted)
+        })
+        .map(String::as_str)
+        .collect()
+}
+
+/// Automatic code work for one message.
+#[derive(Debug, Clone)]
+pub(crate) struct CodeWork {
+    /// The message's receipt key.
+    pub(crate) key: String,
+    /// The routing `github-pr` toolset.
+    pub(crate) toolset: String,
+    /// What the request may stage, and the branch execution creates.
+    pub(crate) staging: AutomaticStaging,
+}
+
+/// What routing decided for a request.
+pub(crate) enum Routed {
+    /// Not eligible, or a read-only decision: answer as usual.
+    Normal {
+        /// Something to tell the requester beside the answer.
+        note: Option<String>,
+    },
+    /// Answer with this instead of asking a model (a clarification, a refusal, a duplicate).
+    Reply(yetibot_command::Outcome),
+    /// Code work under the routing toolset.
+    Code(CodeWork),
+}
+
+/// The routing settings when `call` is eligible: a standalone `ai` prompt typed as a new
+/// message by a platform user (no pipe, alias, generated command or observer), without
+/// `--toolset` or `--no-tools` or piped data, from an identity, provider and model the
+/// routing toolset authorizes.
+pub(crate) fn eligible<'s>(
+    services: &'s AiServices,
+    call: &Call<'_>,
+    options: &Options,
+    command: Command,
+    piped: bool,
+    context: &RequestContext,
+) -> Option<&'s Routing> {
+    let routing = services.routing.as_ref()?;
+    let caller = call.runner.caller();
+    let fresh = caller
+        .platform
+        .as_deref()
+        .is_some_and(|platform| platform.is_original_message());
+    let plain = command == Command::Ai
+        && options.toolset.is_none()
+        && !options.no_tools
+        && !piped
+        && call.runner.is_direct()
+        && fresh
+        && caller.message_id.is_some()
+        && Requester::of(caller).is_some();
+    if !plain {
+        return None;
+    }
+    let selection = Selection::choose(&services.policy, Some(&routing.toolset)).ok()?;
+    let toolset = selection.toolset()?;
+    (toolset.kind == ToolsetKind::GithubPr && selection.authorize(context).is_ok())
+        .then_some(routing)
+}
+
+/// A message's receipt key: where it was sent and its platform ID.
+fn receipt_key(call: &Call<'_>) -> String {
+    let caller = call.runner.caller();
+    let platform = caller.platform.as_deref();
+    format!(
+        "{}\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{}",
+        caller.adapter.as_str(),
+        caller.connection,
+        platform.and_then(|p| p.room_id()).unwrap_or(&caller.room),
+        platform
+            .and_then(|p| p.thread())
+            .map(|t| t.key())
+            .unwrap_or_default(),
+        caller.message_id.as_deref().unwrap_or_default()
+    )
+}
+
+/// Routes an eligible request.
+pub(crate) async fn route(
+    services: &AiServices,
+    call: &Call<'_>,
+    routing: &Routing,
+    prompt: &str,
+) -> Routed {
+    use yetibot_command::Outcome;
+    let key = receipt_key(call);
+    let now = (services.clock)();
+    match services.receipts.get(&key, now) {
+        None => {}
+        Some(Receipt::Answer) => return Routed::Normal { note: None },
+        Some(Receipt::Clarify(text)) => return Routed::Reply(Outcome::text(text)),
+        Some(Receipt::Running) => {
+            return Routed::Reply(Outcome::text(
+                "This message is already being worked on; nothing else was started.",
+            ));
+        }
+        Some(Receipt::Done(text)) => {
+            return Routed::Reply(Outcome::text(format!(
+                "This message was already handled, so nothing was started again: {text}"
+            )));
+        }
+    }
+    // A request quoting a credential is refused before Clef hears of it.
+    if services.client.secrets().contains_secret(prompt) {
+        return Routed::Reply(Outcome::error(
+            "the request quotes a configured credential, so it was not classified or answered; revoke that credential if it was real",
+        ));
+    }
+    let unclassified = |why: &str| Routed::Normal {
+        note: Some(format!(
+            "Clef could not classify this request ({why}), so it was answered without changing any repository."
+        )),
+    };
+    let job = Job {
+        model: Model::Clef,
+        state: Value::String(prompt.to_owned()),
+        schema: questions(),
+        images: Vec::new(),
+    };
+    let credentials = match clef::credentials(services, Model::Clef, [prompt]).await {
+        Ok(credentials) => credentials,
+        Err(Failure::NotSent(_) | Failure::Unknown(_)) => {
+            return unclassified("its account or token could not be used");
+        }
+    };
+    let Ok(done) = clef::run(services, &job, credentials).await else {
+        return unclassified("it did not answer");
+    };
+    let Some(decision) = decision(&done.reply.answers) else {
+        return unclassified("its answer was unusable");
+    };
+    if decision.chose_answer {
+        services.receipts.decided(&key, Receipt::Answer, now);
+        return Routed::Normal { note: None };
+    }
+    let clarify = |text: String| {
+        services
+            .receipts
+            .decided(&key, Receipt::Clarify(text.clone()), now);
+        Routed::Reply(Outcome::text(text))
+    };
+    let min = routing.min_probability;
+    if !(decision.chose_change && decision.change >= min && decision.explicit >= min) {
+        return clarify(format!(
+            "This may be a change request, but not clearly enough to push a change automatically (change {}, explicit {}; both must reach {}). Nothing was changed. Say exactly what to change and where, or use `ai --toolset {} ...` to review a proposal before anything is pushed.",
+            clef::wire::number(decision.change),
+            clef::wire::number(decision.explicit),
+            clef::wire::number(min),
+            routing.toolset
+        ));
+    }
+    let Some(github) = services
+        .policy
+        .get(&routing.toolset)
+        .and_then(|toolset| toolset.github.as_ref())
+    else {
+        return Routed::Normal { note: None };
+    };
+    let named = named_repositories(prompt, &github.repositories);
+    let repository = match named.as_slice() {
+        [one] => (*one).to_owned(),
+        [] => {
+            return clarify(format!(
+                "Which repository? Name it as owner/repo; automatic changes may go to: {}. Nothing was changed.",
+                github.repositories.join(", ")
+            ));
+        }
+        _ => {
+            return clarify(
+                "That names more than one repository; ask for one change in one owner/repo at a time. Nothing was changed."
+                    .to_owned(),
+            );
+        }
+    };
+    match services.receipts.begin(&key, now) {
+        Begin::Started => {}
+        Begin::Seen(_) => {
+            return Routed::Reply(Outcome::text(
+                "This message is already being worked on; nothing else was started.",
+            ));
+        }
+        Begin::Full => {
+            return Routed::Reply(Outcome::error(
+                "too many automatic changes are held right now; nothing was started (try again later or use a reviewed proposal)",
+            ));
+        }
+    }
+    let digest = sha2::Sha256::digest(key.as_bytes());
+    let suffix: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    let prefix = github
+        .branch_prefix
+        .clone()
+        .unwrap_or_else(|| DEFAULT_BRANCH_PREFIX.to_owned());
+    Routed::Code(CodeWork {
+        key,
+        toolset: routing.toolset.clone(),
+        staging: AutomaticStaging {
+            repository,
+            branch: format!("{prefix}auto-{suffix}"),
+        },
+    })
+}
+
+/// Runs the automatic proposal `staged` (if the model staged one) and returns what the
+/// requester is told; records it as the message's receipt.
+pub(crate) async fn complete(
+    services: &AiServices,
+    work: &CodeWork,
+    staged: Option<String>,
+    answered: bool,
+) -> String {
+    let text = match (staged, answered) {
+        (None, _) => "No change was staged, so nothing was pushed.".to_owned(),
+        (Some(id), false) => {
+            let now = (services.clock)();
+            services.proposals.with(&id, now, |p| {
+                p.state = State::Failed(
+                    "the request failed after staging; nothing was pushed".to_owned(),
+                );
+            });
+            "The request failed after the change was staged, so nothing was pushed.".to_owned()
+        }
+        (Some(id), true) => run_staged(services, &id).await,
+    };
+    services
+        .receipts
+        .finish(&work.key, text.clone(), (services.clock)());
+    text
+}
+
+async fn run_staged(services: &AiServices, id: &str) -> String {
+    let now = (services.clock)();
+    let taken = services.proposals.with(id, now, |proposal| {
+        (proposal.state == State::Pending && proposal.automatic_branch.is_some()).then(|| {
+            proposal.state = State::Running;
+            proposal.clone()
+        })
+    });
+    let Some(Some(proposal)) = taken else {
+        return "The staged change could not be found, so nothing was pushed.".to_owned();
+    };
+    let state = execute(services, &proposal).await;
+    services
+        .proposals
+        .with(id, (services.clock)(), |p| p.state = state.clone());
+    match state {
+        State::Opened(url) => format!(
+            "Opened draft pull request {url} ({}, automatic; review it on GitHub before merging).",
+            proposal.hash
+        ),
+        State::Failed(text) | State::Unknown(text) => {
+            format!("The automatic change to {} {text}", proposal.repository())
+        }
+        other => format!("The automatic change ended as {other:?}."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn answers(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        }
+    }
+
+    #[test]
+    fn decisions_are_read_strictly() {
+        let ok = answers(json!({
+            "intent": {"type": "choice", "choice": "code_change",
+                       "probabilities": {"code_change": 0.97, "answer": 0.02, "unclear": 0.01},
+                       "confidence": 0.5},
+            "explicit_change": {"type": "noul", "noul": 0.96}
+        }));
+        assert_eq!(
+            decision(&ok),
+            Some(Decision {
+                chose_change: true,
+                chose_answer: false,
+                change: 0.97,
+                explicit: 0.96
+            })
+        );
+        for broken in [
+            json!({"intent": {"choice": "code_change", "probabilities": {"code_change": 1.5}},
+                   "explicit_change": {"noul": 0.99}}),
+            json!({"intent": {"choice": "code_change", "probabilities": {"code_change": "0.99"}},
+                   "explicit_change": {"noul": 0.99}}),
+            json!({"intent": {"choice": "code_change", "probabilities": {"code_change": 0.99}}}),
+            json!({"intent": {"choice": "merge_it", "probabilities": {"code_change": 0.99}},
+                   "explicit_change": {"noul": 0.99}}),
+            json!({}),
+        ] {
+            assert_eq!(decision(&answers(broken.clone())), None, "{broken}");
+        }
+    }
+
+    #[test]
+    fn only_approved_repositories_named_in_full_count() {
+        let list = vec!["your-org/your-repo".to_owned(), "your-org/docs".to_owned()];
+        assert_eq!(
+            named_repositories("In your-org/your-repo, fix the typo", &list),
+            ["your-org/your-repo"]
+        );
+        assert_eq!(
+            named_repositories("fix https://github.com/Your-Org/Your-Repo.", &list),
+            ["your-org/your-repo"]
+        );
+        assert!(named_repositories("fix your-repo please", &list).is_empty());
+        assert!(named_repositories("fix your-org/your-repo-2", &list).is_empty());
+        assert_eq!(
+            named_repositories("your-org/docs and your-org/your-repo", &list).len(),
+            2
+        );
+    }
+
+    proptest! {
+        /// Whatever Clef returns, a change decision needs both scores within 0..=1.
+        #[test]
+        fn any_reply_reads_without_panicking(choice in "[a-z_]{0,12}", p in -2.0f64..2.0, q in -2.0f64..2.0) {
+            let reply = answers(json!({
+                "intent": {"choice": choice, "probabilities": {"code_change": p}},
+                "explicit_change": {"noul": q}
+            }));
+            if let Some(d) = decision(&reply) {
+                prop_assert!((0.0..=1.0).contains(&d.change) && (0.0..=1.0).contains(&d.explicit));
+            }
+        }
+    }
+}
