@@ -98,9 +98,190 @@ fn wise_account(provider: &Fixture) -> yetibot_ai_commands::WiseAccount {
         .expect("configured")
 }
 
+/// A fake GitHub for the pull-request cases, and the bot's settings for it: the MCP
+/// connections `github-read` (with the REST token) and `github-write` on the fake, a
+/// `search` toolset (the default) and a `github-pr` toolset for Alice on both platforms
+/// (`U1` on Slack, `42` on Discord), and automatic routing with Clef on the provider
+/// fixture (at `/cf/client/v4`).
+pub(crate) struct Github {
+    pub(crate) fake: mcp_fixture::github::FakeGithub,
+    mcp: String,
+    rest: String,
+    key: std::path::PathBuf,
+}
+
+/// The repository of the pull-request cases, and its file before and after the fix.
+pub(crate) const REPO: &str = "your-org/your-repo";
+pub(crate) const BEFORE: &str = "(ns example)\n\n(defn greet [] \"helo\")\n";
+pub(crate) const AFTER: &str = "(ns example)\n\n(defn greet [] \"hello\")\n";
+/// The Cloudflare account and the Clef path on the provider fixture.
+pub(crate) const ACCOUNT: &str = "0123456789abcdef0123456789abcdef";
+pub(crate) const CLEF: &str =
+    "/cf/client/v4/accounts/0123456789abcdef0123456789abcdef/ai/run/@cf/cloudflare/clef";
+const READ_TOKEN: &str = "github-read-token-for-platform-tests";
+const WRITE_TOKEN: &str = "github-write-token-for-platform-tests";
+const CF_TOKEN: &str = "cf-token-for-platform-tests";
+const READS: [&str; 6] = [
+    "get_file_contents",
+    "get_commit",
+    "list_branches",
+    "issue_read",
+    "pull_request_read",
+    "search_code",
+];
+const WRITES: [&str; 3] = ["create_branch", "push_files", "create_pull_request"];
+
+impl Github {
+    /// Starts the fake and writes Clef's token file.
+    pub(crate) async fn start(provider: &Fixture) -> Self {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let fake = mcp_fixture::github::FakeGithub::new().with_repo(
+            REPO,
+            &[("src/example.clj", BEFORE), ("README.md", "# Example\n")],
+        );
+        let mcp = fake.serve_mcp().await.expect("fake GitHub MCP");
+        let rest = fake.serve_rest().await.expect("fake GitHub REST");
+        let dir = std::env::temp_dir().join(format!(
+            "yetibot-github-{}-{}",
+            std::process::id(),
+            provider.addr().port()
+        ));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let key = dir.join("token");
+        std::fs::write(&key, CF_TOKEN).expect("key file");
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).expect("mode");
+        Self {
+            fake,
+            mcp,
+            rest,
+            key,
+        }
+    }
+
+    fn servers(&self) -> ServerSet {
+        let list = |tools: &[&str]| Some(tools.iter().map(|t| (*t).to_owned()).collect());
+        ServerSet::from_config(
+            &[
+                yetibot_mcp_host::ServerConfig {
+                    name: Some("github-read".into()),
+                    url: Some(self.mcp.clone()),
+                    tools: list(&READS),
+                    github_api_token: Some(yetibot_redaction::Secret::new(READ_TOKEN.to_owned())),
+                    ..yetibot_mcp_host::ServerConfig::default()
+                },
+                yetibot_mcp_host::ServerConfig {
+                    name: Some("github-write".into()),
+                    url: Some(self.mcp.clone()),
+                    headers: Some(
+                        [(
+                            "Authorization".to_owned(),
+                            yetibot_redaction::Secret::new(format!("Bearer {WRITE_TOKEN}")),
+                        )]
+                        .into(),
+                    ),
+                    tools: list(&WRITES),
+                    ..yetibot_mcp_host::ServerConfig::default()
+                },
+            ],
+            None,
+        )
+        .expect("GitHub servers")
+    }
+
+    fn policy(&self) -> ToolPolicy {
+        use yetibot_tool_policy::{ProviderModelsConfig, ServerRefConfig, ToolsetConfig};
+        let natives = yetibot_ai_commands::native_tools();
+        let toolsets = [
+            ToolsetConfig {
+                name: Some("search".into()),
+                kind: Some("search".into()),
+                servers: Some(Vec::new()),
+                ..ToolsetConfig::default()
+            },
+            ToolsetConfig {
+                name: Some("github-pr".into()),
+                kind: Some("github-pr".into()),
+                users: Some(vec!["U1".into(), "42".into()]),
+                adapters: Some(vec!["slack".into(), "discord".into()]),
+                repositories: Some(vec![REPO.into()]),
+                providers: Some(vec![ProviderModelsConfig {
+                    name: Some("local".into()),
+                    models: Some(vec!["m1".into()]),
+                }]),
+                base_branches: Some(vec!["main".into()]),
+                allowed_paths: Some(vec!["src/".into()]),
+                write_server: Some("github-write".into()),
+                servers: Some(vec![ServerRefConfig {
+                    name: Some("github-read".into()),
+                    tools: None,
+                }]),
+                ..ToolsetConfig::default()
+            },
+        ];
+        let reads: Vec<String> = READS.iter().map(|t| (*t).to_owned()).collect();
+        let writes: Vec<String> = WRITES.iter().map(|t| (*t).to_owned()).collect();
+        let known = KnownNames {
+            servers: vec![
+                ("github-read", Some(reads.as_slice())),
+                ("github-write", Some(writes.as_slice())),
+            ],
+            providers: vec!["local", "grok"],
+            with_github_api_token: vec!["github-read"],
+            native_tools: &natives,
+        };
+        let config = PolicyConfig {
+            toolsets: &toolsets,
+            default_toolset: None,
+            max_tool_calls: None,
+        };
+        ToolPolicy::from_config(&config, &known).expect("a valid GitHub policy")
+    }
+
+    /// The AI services with this GitHub, its toolsets and automatic routing.
+    fn services(
+        &self,
+        provider: &Fixture,
+        providers: ProviderSet,
+    ) -> yetibot_ai_commands::AiServices {
+        let secrets =
+            yetibot_redaction::Secrets::new([READ_TOKEN, WRITE_TOKEN, CF_TOKEN]).expect("secrets");
+        let router = yetibot_ai_commands::IntentRouter {
+            enabled: true,
+            account_id: ACCOUNT.to_owned(),
+            key_file: self.key.clone(),
+            gateway_id: None,
+            api_url: provider.url("/cf/client/v4"),
+            github_toolset: Some("github-pr".to_owned()),
+            min_probability: 0.95,
+        };
+        yetibot_ai_commands::AiServices::new(
+            Client::new(ClientOptions::default())
+                .expect("client")
+                .with_secrets(secrets.clone()),
+            providers,
+            Host::new(self.servers(), HostOptions::new().with_secrets(secrets)).expect("host"),
+            self.policy(),
+            Arc::new(tokio::time::Instant::now),
+        )
+        .with_github_api_url(self.rest.clone())
+        .with_decisions(router.account())
+        .with_intent_routing(&router)
+    }
+}
+
+impl Drop for Github {
+    fn drop(&mut self) {
+        if let Some(dir) = self.key.parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
 /// Two providers on the fixture: `local` (Chat Completions at `/v1`, model `m1`, the
-/// default) and `grok` (Responses at `/g/v1`, model `g1`).
-fn interpreter(provider: &Fixture, gate: &Arc<Semaphore>) -> Interpreter {
+/// default) and `grok` (Responses at `/g/v1`, model `g1`); with `github`, its toolsets and
+/// automatic routing.
+fn interpreter(provider: &Fixture, gate: &Arc<Semaphore>, github: Option<&Github>) -> Interpreter {
     let mut registry = builtins();
     registry.add(CommandSpec::new("wait", &[Category::UTIL]).route(
         None,
@@ -126,18 +307,22 @@ fn interpreter(provider: &Fixture, gate: &Arc<Semaphore>) -> Interpreter {
         ],
     )
     .expect("providers");
-    let ai = yetibot_ai_commands::AiServices::new(
-        Client::new(ClientOptions::default()).expect("client"),
-        providers,
-        Host::new(ServerSet::default(), HostOptions::new()).expect("host"),
-        policy(),
-        Arc::new(tokio::time::Instant::now),
-    )
-    .with_image_generation(yetibot_ai_commands::XaiAccount::new(
-        &provider.url("/x/v1"),
-        yetibot_redaction::Secret::new(XAI_KEY.to_owned()),
-    ))
-    .with_wise(wise_account(provider));
+    let ai = match github {
+        Some(github) => github.services(provider, providers),
+        None => yetibot_ai_commands::AiServices::new(
+            Client::new(ClientOptions::default()).expect("client"),
+            providers,
+            Host::new(ServerSet::default(), HostOptions::new()).expect("host"),
+            policy(),
+            Arc::new(tokio::time::Instant::now),
+        ),
+    };
+    let ai = ai
+        .with_image_generation(yetibot_ai_commands::XaiAccount::new(
+            &provider.url("/x/v1"),
+            yetibot_redaction::Secret::new(XAI_KEY.to_owned()),
+        ))
+        .with_wise(wise_account(provider));
     for spec in yetibot_ai_commands::commands(Arc::new(ai)) {
         registry.add(spec);
     }
@@ -163,9 +348,18 @@ impl Bot {
     /// Starts the bot, posting a status card for a command still running after
     /// `card_delay`; the adapter is to offer its events to the returned intake.
     pub(crate) fn start(provider: &Fixture, card_delay: Duration) -> (Self, Intake) {
+        Self::start_with(provider, card_delay, None)
+    }
+
+    /// As [`Bot::start`], with `github`'s toolsets and automatic routing when given.
+    pub(crate) fn start_with(
+        provider: &Fixture,
+        card_delay: Duration,
+        github: Option<&Github>,
+    ) -> (Self, Intake) {
         let gate = Arc::new(Semaphore::new(0));
         let conductor = Arc::new(Conductor::new(
-            Arc::new(interpreter(provider, &gate)),
+            Arc::new(interpreter(provider, &gate, github)),
             ConductorOptions {
                 card_delay,
                 ..ConductorOptions::default()

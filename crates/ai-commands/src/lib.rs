@@ -38,8 +38,8 @@ pub use config::wise::{
 };
 pub use config::{
     DEFAULT_IMGFLIP_API_URL, ImgflipAccount, ImgflipConfig, IntentRouter, IntentRouterConfig,
-    ReleaseFeed, ReleaseInfoConfig, XaiAccount, XaiConfig, imgflip_account, release_feed,
-    xai_account,
+    ReleaseFeed, ReleaseInfoConfig, XaiAccount, XaiConfig, github_api_url, imgflip_account,
+    release_feed, xai_account,
 };
 pub use meta::{AnswerMeta, TokenCounts};
 pub use natives::{

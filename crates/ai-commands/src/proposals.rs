@@ -128,8 +128,9 @@ pub type Audit = Arc<dyn Fn(&AuditEvent) + Send + Sync>;
 pub(crate) struct Requester {
     pub(crate) adapter: AdapterKind,
     pub(crate) connection: String,
+    /// The room's platform ID where the platform gives one (a Slack channel's name can
+    /// change or be learnt later), else the caller's room.
     pub(crate) room: String,
-    pub(crate) room_id: Option<String>,
     pub(crate) thread: Option<String>,
     pub(crate) user_id: String,
 }
@@ -144,8 +145,10 @@ impl Requester {
         .then(|| Self {
             adapter: caller.adapter,
             connection: caller.connection.clone(),
-            room: caller.room.clone(),
-            room_id: platform.and_then(|p| p.room_id()).map(str::to_owned),
+            room: platform
+                .and_then(|p| p.room_id())
+                .unwrap_or(&caller.room)
+                .to_owned(),
             thread: platform.and_then(|p| p.thread()).map(|t| t.key()),
             user_id: caller.user_id.clone(),
         })

@@ -51,7 +51,21 @@ pub fn ai_services(
         config.policy.clone(),
         Arc::new(tokio::time::Instant::now),
     )
-    .with_app_version(env!("CARGO_PKG_VERSION"));
+    .with_app_version(env!("CARGO_PKG_VERSION"))
+    .with_github_api_url(config.github_api_url.clone())
+    .with_audit(Arc::new(|event: &yetibot_ai_commands::AuditEvent| {
+        // The workflow's audit trail: IDs, steps, SHAs, branches and URLs, never file
+        // contents, prompts or credentials.
+        tracing::info!(
+            target: "ai_proposal",
+            proposal = %event.proposal,
+            step = event.step.as_str(),
+            repository = %event.repository,
+            requester = %event.requester,
+            detail = %event.detail,
+            "ai-proposal"
+        );
+    }));
     let services = match discovery {
         Some(cache) => services.with_discovery(cache),
         None => services,
@@ -69,6 +83,7 @@ pub fn ai_services(
                     .map_err(|error| WireError::Client(error.to_string()))?;
             services
                 .with_decisions(router.account())
+                .with_intent_routing(router)
                 .with_images(images)
         }
         None => services,

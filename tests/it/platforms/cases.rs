@@ -6,10 +6,10 @@ use std::time::Duration;
 use super::Person::{Alice, Bob, Mallory};
 use super::Sender::{Myself, OtherBot, Webhook};
 use super::Step::{
-    Delivered, Edit, Fault, Model, ModelCalls, ModelReply, Posts, PostsApart, Press, Redeliver,
-    Say, SayAs, ShownOnce, Shows, ShowsInPlace, Uploaded,
+    Clef, ClefCalls, Delivered, Edit, Fault, Model, ModelCalls, ModelReply, Posts, PostsApart,
+    Press, Pulls, Redeliver, Say, SayAs, SayProposal, ShownOnce, Shows, ShowsInPlace, Uploaded,
 };
-use super::{Case, Fault as Failing};
+use super::{Case, Fault as Failing, Step};
 
 /// Mass mentions, user and role mentions, in the model's text and in a person's echoed
 /// text, reach the channel as text that notifies nobody (checked on every message).
@@ -188,5 +188,113 @@ pub(crate) fn wise_reads_in_the_allowed_channel_by_its_platform_id() -> Case {
         Say(Alice, "!wise balances"),
         ShownOnce("ops: 1234.50 EUR"),
         ModelCalls(0),
+    ]
+}
+
+/// The model's three turns of a fix: it reads the file, stages the fixed text, and answers.
+fn stages_the_fix(answer: &str) -> Vec<Step> {
+    let read = provider_fixture::script::chat_tool_call(
+        "c1",
+        "github-read__get_file_contents",
+        r#"{"owner":"your-org","repo":"your-repo","path":"src/example.clj"}"#,
+    );
+    let stage = serde_json::json!({
+        "owner": "your-org", "repo": "your-repo", "base": "main",
+        "title": "Fix the greeting's typo", "body": "Corrects helo.",
+        "files": [{"path": "src/example.clj", "content": crate::support::AFTER}]
+    });
+    let stage = provider_fixture::script::chat_tool_call(
+        "c2",
+        "yetibot__stage_changes",
+        &stage.to_string(),
+    );
+    vec![
+        ModelReply(read),
+        ModelReply(stage),
+        Model(answer.to_owned()),
+    ]
+}
+
+/// The manual workflow: Alice asks for a proposal, reads every page, Bob cannot approve it,
+/// Alice approves, and one draft pull request holds exactly the staged bytes; a
+/// redelivery changes nothing.
+pub(crate) fn a_reviewed_proposal_is_approved_into_one_draft_pull_request() -> Case {
+    let mut case = stages_the_fix("I staged the fix for your review.");
+    case.extend([
+        Say(
+            Alice,
+            "!ai --toolset github-pr In your-org/your-repo, fix the typo in src/example.clj and propose a draft PR.",
+        ),
+        Delivered("nothing has been pushed".to_owned()),
+        SayProposal(Alice, "!ai approve {id}"),
+        Delivered("before approving it".to_owned()),
+        SayProposal(Alice, "!ai proposal {id}"),
+        Delivered("Repository: your-org/your-repo".to_owned()),
+        SayProposal(Alice, "!ai proposal {id} 2"),
+        Delivered("File 1/1: src/example.clj (update, +1 -1)".to_owned()),
+        SayProposal(Bob, "!ai approve {id}"),
+        Delivered("of yours here".to_owned()),
+        Pulls(0),
+        SayProposal(Alice, "!ai approve {id}"),
+        Delivered("Opened draft pull request https://github.com/your-org/your-repo/pull/1".to_owned()),
+        Pulls(1),
+        Redeliver,
+        Pulls(1),
+        ModelCalls(3),
+        ClefCalls(0),
+    ]);
+    case
+}
+
+/// The automatic workflow: Clef finds an explicit change request naming the one approved
+/// repository, the model stages, and the bot opens one draft pull request with no review in
+/// chat; a redelivery opens nothing more.
+pub(crate) fn an_explicit_change_request_opens_one_draft_pull_request() -> Case {
+    let mut case = vec![Clef("code_change", 0.97, 0.96)];
+    case.extend(stages_the_fix("I fixed the typo."));
+    case.extend([
+        Say(
+            Alice,
+            "!ai In your-org/your-repo, fix the typo in src/example.clj",
+        ),
+        Delivered(
+            "Opened draft pull request https://github.com/your-org/your-repo/pull/1".to_owned(),
+        ),
+        Pulls(1),
+        Redeliver,
+        Pulls(1),
+        ModelCalls(3),
+        ClefCalls(1),
+    ]);
+    case
+}
+
+/// Bob is not on the toolset's users, so his identical request is answered normally and
+/// never classified; Alice's edit of a message into a change request is not a new message,
+/// and a confident change decision below one threshold asks for clarification.
+pub(crate) fn change_requests_from_others_or_edits_never_write() -> Case {
+    vec![
+        Clef("code_change", 0.99, 0.5),
+        Model("You would change helo to hello.".to_owned()),
+        Model("Edited: you would change helo to hello.".to_owned()),
+        Say(
+            Bob,
+            "!ai In your-org/your-repo, fix the typo in src/example.clj",
+        ),
+        Delivered("You would change helo to hello.".to_owned()),
+        ClefCalls(0),
+        Say(
+            Alice,
+            "!ai In your-org/your-repo, fix the typo in src/example.clj",
+        ),
+        Delivered("not clearly enough to push a change automatically".to_owned()),
+        ClefCalls(1),
+        Say(Alice, "!echo hi"),
+        Delivered("hi".to_owned()),
+        Edit("!ai In your-org/your-repo, please fix the typo in src/example.clj"),
+        Delivered("Edited: you would change helo to hello.".to_owned()),
+        ClefCalls(1),
+        Pulls(0),
+        ModelCalls(2),
     ]
 }

@@ -96,6 +96,10 @@ impl Platform for OnDiscord {
         id.to_string()
     }
 
+    fn reply(&mut self, who: Person, _message: &Shown, text: &str) -> String {
+        self.say(who, text)
+    }
+
     fn say_as(&mut self, sender: Sender, text: &str) {
         let id = self.fake.next_id();
         let message = match sender {
@@ -310,5 +314,6 @@ fn shown(message: &Stored) -> Shown {
         buttons,
         pings,
         breaks,
+        thread: None,
     }
 }

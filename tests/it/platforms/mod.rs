@@ -80,6 +80,8 @@ pub(crate) struct Shown {
     pub(crate) pings: Option<String>,
     /// Which of the platform's limits it breaks, if any.
     pub(crate) breaks: Option<String>,
+    /// The thread it is in, on a platform that answers in threads (Slack).
+    pub(crate) thread: Option<String>,
 }
 
 /// A platform's adapter against its fake, feeding the bot.
@@ -90,6 +92,9 @@ pub(crate) trait Platform: Sized {
     async fn start(intake: Intake) -> Self;
     /// `who` sends `text` to the channel; returns the message's ID.
     fn say(&mut self, who: Person, text: &str) -> String;
+    /// `who` answers `message` where the platform keeps its conversation: in its thread on
+    /// Slack (where every answer opens one), in the channel on Discord.
+    fn reply(&mut self, who: Person, message: &Shown, text: &str) -> String;
     /// Someone who is not a person sends `text` to the channel.
     fn say_as(&mut self, sender: Sender, text: &str);
     /// `who` edits their message `id` to `text`.
@@ -156,6 +161,43 @@ pub(crate) enum Step {
     Posts(usize),
     /// The last two message-creating requests were at least this far apart.
     PostsApart(Duration),
+    /// Queues Clef's next intent classification: the chosen option, P(code_change) and
+    /// the explicit-change score. A case with any GitHub step runs with the fake GitHub,
+    /// its toolsets and automatic routing.
+    Clef(&'static str, f64, f64),
+    /// A person answers the newest message showing a proposal ID (in its thread on Slack)
+    /// with this text, `{id}` replaced by that ID.
+    SayProposal(Person, &'static str),
+    /// Once the bot is idle, GitHub holds exactly this many pull requests, all drafts whose
+    /// head holds the fixed file and whose one parent is `main`.
+    Pulls(usize),
+    /// Clef was asked this many times in all.
+    ClefCalls(usize),
+}
+
+impl Step {
+    /// Whether the step needs the fake GitHub.
+    fn github(&self) -> bool {
+        matches!(
+            self,
+            Self::Clef(..) | Self::SayProposal(..) | Self::Pulls(_) | Self::ClefCalls(_)
+        )
+    }
+}
+
+/// The newest proposal ID in the channel (the 16 hex digits after "Proposal ") and the
+/// message that shows it.
+fn proposal_id(shown: &[Shown]) -> Option<(String, &Shown)> {
+    shown.iter().rev().find_map(|message| {
+        message
+            .text
+            .match_indices("Proposal ")
+            .find_map(|(at, word)| {
+                let id: String = message.text[at + word.len()..].chars().take(16).collect();
+                (id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit()))
+                    .then_some((id, message))
+            })
+    })
 }
 
 /// A case: its steps, in order.
@@ -168,7 +210,12 @@ pub(crate) async fn run<P: Platform>(case: Case) {
     // channel's contents depend on the machine's speed.
     provider_fixture::xai_images::XaiImages::new(crate::support::XAI_KEY).mount(&provider, "/x/v1");
     provider_fixture::wise::Wise::new(crate::support::WISE_TOKEN).mount(&provider, "/wise");
-    let (bot, intake) = Bot::start(&provider, Duration::from_secs(3_600));
+    let github = if case.iter().any(Step::github) {
+        Some(crate::support::Github::start(&provider).await)
+    } else {
+        None
+    };
+    let (bot, intake) = Bot::start_with(&provider, Duration::from_secs(3_600), github.as_ref());
     let mut platform = P::start(intake).await;
     let mut said: Option<String> = None;
     let mut seen: Vec<Shown> = Vec::new();
@@ -260,6 +307,48 @@ pub(crate) async fn run<P: Platform>(case: Case) {
                 bot.settle().await;
                 assert_eq!(platform.posts().len(), n, "{at}");
             }
+            Step::Clef(choice, change, explicit) => provider.route(
+                crate::support::CLEF,
+                provider_fixture::workers::clef_intent(choice, change, explicit),
+            ),
+            Step::SayProposal(who, template) => {
+                bot.settle().await;
+                let shown = platform.shown();
+                let (id, message) = proposal_id(&shown)
+                    .unwrap_or_else(|| panic!("{at}: no proposal in {shown:#?}"));
+                let message = message.clone();
+                platform.reply(who, &message, &template.replace("{id}", &id));
+            }
+            Step::Pulls(n) => {
+                bot.settle().await;
+                let Some(github) = &github else {
+                    panic!("{at}: no GitHub");
+                };
+                let pulls = github.fake.pulls();
+                assert_eq!(pulls.len(), n, "{at}: {pulls:#?}");
+                let main = github.fake.tip(crate::support::REPO, "main");
+                for pull in pulls {
+                    assert!(pull.draft, "{at}: {pull:#?}");
+                    let head = github.fake.tip(crate::support::REPO, &pull.head);
+                    assert_eq!(
+                        head.as_deref().and_then(|h| github.fake.parent(h)),
+                        main.clone(),
+                        "{at}"
+                    );
+                    assert_eq!(
+                        github
+                            .fake
+                            .file(crate::support::REPO, &pull.head, "src/example.clj")
+                            .as_deref(),
+                        Some(crate::support::AFTER.as_bytes()),
+                        "{at}"
+                    );
+                }
+            }
+            Step::ClefCalls(n) => {
+                bot.settle().await;
+                assert_eq!(provider.count(crate::support::CLEF), n, "{at}");
+            }
             Step::PostsApart(gap) => {
                 let posts = platform.posts();
                 let [.., before, last] = posts.as_slice() else {
@@ -344,4 +433,7 @@ suite!(
     generated_images_are_uploaded,
     a_model_s_generated_image_goes_with_its_answer,
     wise_reads_in_the_allowed_channel_by_its_platform_id,
+    a_reviewed_proposal_is_approved_into_one_draft_pull_request,
+    an_explicit_change_request_opens_one_draft_pull_request,
+    change_requests_from_others_or_edits_never_write,
 );

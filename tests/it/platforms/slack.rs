@@ -109,6 +109,17 @@ impl Platform for OnSlack {
         ts
     }
 
+    fn reply(&mut self, who: Person, message: &Shown, text: &str) -> String {
+        let ts = self.ts();
+        let thread = message.thread.clone().unwrap_or_else(|| message.id.clone());
+        self.send(
+            json!({"type": "message", "channel": CHANNEL, "user": user_id(who),
+            "text": text, "ts": ts, "thread_ts": thread}),
+        );
+        self.texts.push((ts.clone(), text.to_owned()));
+        ts
+    }
+
     fn say_as(&mut self, sender: Sender, text: &str) {
         let ts = self.ts();
         let event = match sender {
@@ -362,5 +373,6 @@ fn shown(message: &Stored) -> Shown {
             .collect(),
         pings: reading.pings,
         breaks: reading.breaks,
+        thread: message.thread_ts.clone(),
     }
 }

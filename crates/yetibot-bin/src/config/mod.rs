@@ -110,6 +110,8 @@ pub struct Config {
     pub policy: ToolPolicy,
     /// The Cloudflare intent router, when configured.
     pub intent_router: Option<IntentRouter>,
+    /// GitHub's REST API base for the pull-request workflow's ancestry reads.
+    pub github_api_url: String,
     /// Admin user IDs.
     pub admin_users: Vec<String>,
     /// The xAI account (key and API base) for `gi` images and the fallback Grok provider.

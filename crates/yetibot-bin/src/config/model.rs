@@ -64,6 +64,7 @@ struct Mcp {
     default_toolset: Option<String>,
     max_tool_calls: Option<i64>,
     timeout_ms: Option<i64>,
+    github_api_url: Option<String>,
     servers: Vec<ServerConfig>,
     toolsets: Vec<ToolsetConfig>,
 }
@@ -169,6 +170,10 @@ pub(super) fn validate(
             .ok(),
     };
 
+    let github_api_url = yetibot_ai_commands::github_api_url(ai.mcp.github_api_url.as_deref())
+        .map_err(|error| problems.push(prefixed("yetibot.ai.mcp", &error)))
+        .ok();
+
     let admin_users = yetibot_command::admin_users(&admin)
         .map_err(|errors| problems.extend(errors.iter().map(|e| prefixed("yetibot.admin", e))))
         .ok();
@@ -267,6 +272,7 @@ pub(super) fn validate(
         Some(servers),
         Some(policy),
         Some(intent_router),
+        Some(github_api_url),
         Some(admin_users),
         Some(local),
         Some(settings),
@@ -279,6 +285,7 @@ pub(super) fn validate(
         servers,
         policy,
         intent_router,
+        github_api_url,
         admin_users,
         local,
         settings,
@@ -321,6 +328,7 @@ pub(super) fn validate(
         servers,
         policy,
         intent_router,
+        github_api_url,
         admin_users,
         xai,
         imgflip,

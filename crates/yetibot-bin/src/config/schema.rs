@@ -189,6 +189,7 @@ static MCP: Shape = Shape::Section {
         field("default-toolset", &STR),
         field("max-tool-calls", &INT),
         field("timeout-ms", &INT),
+        field("github-api-url", &STR),
         field("servers", &Shape::List(&SERVER)),
         field("toolsets", &Shape::List(&TOOLSET)),
     ],

@@ -162,6 +162,9 @@ fn write_summary(config: &Config, out: &mut String) -> std::fmt::Result {
             },
         )?,
     }
+    if config.github_api_url != yetibot_ai_commands::DEFAULT_GITHUB_API_URL {
+        writeln!(out, "GitHub REST API: {}", config.github_api_url)?;
+    }
     writeln!(out, "Admin users: {}", config.admin_users.len())?;
     writeln!(
         out,

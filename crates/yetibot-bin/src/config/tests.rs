@@ -1098,6 +1098,28 @@ fn timeout_and_budget_rules() {
 }
 
 #[test]
+fn github_api_url_rules() {
+    assert_eq!(ok("", &[]).github_api_url, "https://api.github.com");
+    let config = ok(&mcp(r#":github-api-url "http://127.0.0.1:9/""#), &[]);
+    assert_eq!(config.github_api_url, "http://127.0.0.1:9");
+    for (url, reason) in [
+        (
+            "http://api.example.com",
+            "must use https (plain http only to a loopback address)",
+        ),
+        ("https://u:p@api.github.com", "must not contain credentials"),
+        ("https://api.github.com?x=1", "must not contain a query"),
+    ] {
+        let message = format!("yetibot.ai.mcp.github-api-url: {reason}");
+        err(
+            &mcp(&format!(":github-api-url {url:?}")),
+            &[],
+            &[message.as_str()],
+        );
+    }
+}
+
+#[test]
 fn toolset_rules() {
     let base = r#":servers [{:name "web" :url "https://a.example/mcp" :tools ["search"]}]"#;
     let toolset = |fields: &str| {

@@ -560,3 +560,38 @@ async fn a_generated_image_is_published_at_the_public_url_and_served_exactly() {
     let (code, _) = bot.stop();
     assert_eq!(code, Some(0));
 }
+
+/// The console carries no platform identity: the automatic example is answered normally
+/// with nothing sent to Clef or GitHub, and a request that copies a Slack user's identity
+/// into the console's API is refused before it becomes a message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_never_reaches_github_or_clef_and_takes_no_copied_identity() {
+    let s = crate::github::setup().await;
+    let edn = std::fs::read_to_string(s.bot_config()).expect("config");
+    let dir = Workdir::new();
+    for entry in std::fs::read_dir(s.bot_dir()).expect("dir").flatten() {
+        let _ = std::fs::copy(entry.path(), dir.path.join(entry.file_name()));
+    }
+    let bot = Console::start(&dir, &edn, &[], &[]);
+    let mut events = bot.events().await;
+    bot.send("!ai In your-org/your-repo, fix the typo in src/example.clj")
+        .await;
+    assert_eq!(
+        next_answer(&mut events).await["text"],
+        "You would change helo to hello."
+    );
+    let copied = bot
+        .post(
+            "/api/messages",
+            &json!({"room": "general", "text": "!ai approve 0123456789abcdef",
+                    "user": "U1", "adapter": "slack", "event": {"user": "U1", "channel": "C1"}}),
+        )
+        .await;
+    assert_eq!(copied.status, 400, "{copied:?}");
+    assert_eq!(s.model.count(crate::github::CLEF), 0);
+    assert!(s.github.called().is_empty());
+    assert!(s.github.rest_requests().is_empty());
+    let (code, lines) = bot.stop();
+    assert_eq!(code, Some(0), "{lines:?}");
+    crate::github::clean(&lines.join("\n"));
+}

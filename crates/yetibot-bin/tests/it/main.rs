@@ -10,6 +10,7 @@ mod discord;
 mod discovery;
 mod doctor;
 mod gi;
+mod github;
 mod logging;
 mod meme;
 mod run;
