@@ -63,6 +63,7 @@ fn every_crate_has_docs_a_readme_and_workspace_lints() {
         "image-fetch",
         "json-util",
         "mcp-host",
+        "pull-requests",
         "redaction",
         "tool-policy",
         "yetibot-bin",
@@ -414,6 +415,16 @@ const LAYERS: &[(&str, &[&str])] = &[
         &["yetibot-history", "yetibot-redaction"],
     ),
     (
+        "yetibot-pull-requests",
+        &[
+            "yetibot-ai-providers",
+            "yetibot-conversation",
+            "yetibot-mcp-host",
+            "yetibot-redaction",
+            "yetibot-tool-policy",
+        ],
+    ),
+    (
         "yetibot-command",
         &[
             "yetibot-conversation",
@@ -443,6 +454,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "yetibot-image-fetch",
             "yetibot-json-util",
             "yetibot-mcp-host",
+            "yetibot-pull-requests",
             "yetibot-redaction",
             "yetibot-tool-policy",
         ],

@@ -176,7 +176,8 @@ fn proposal_id<'a>(word: &str, rest: &'a str) -> Option<&'a str> {
 /// Reviewing, approving and cancelling a proposal never reach a model: they are the
 /// requester's own consent, checked and carried out by the host.
 async fn proposal(services: &AiServices, call: &Call<'_>, word: &str, rest: &str) -> Outcome {
-    use crate::github::command::{Verb, run};
+    use crate::github::command::run;
+    use yetibot_pull_requests::Verb;
     let id = proposal_id(word, rest).unwrap_or_default();
     let verb = match word {
         "approve" => Verb::Approve,

@@ -47,6 +47,7 @@ pub use natives::{
     history_tool, native_tools, parse_feed, release_info_tool, release_latest_tool, release_notes,
 };
 pub use pinned::{GROK_PROVIDER, XAI_BASE_URL, XAI_DEFAULT_MODEL, xai_provider};
-pub use proposals::{Audit, AuditEvent, AuditStep};
 pub use request::{CATEGORY, RUNNER_INSTRUCTIONS};
-pub use services::{AiServices, Clock, DEFAULT_GITHUB_API_URL, Discover};
+pub use services::{AiServices, Clock, Discover};
+pub use yetibot_pull_requests::DEFAULT_GITHUB_API_URL;
+pub use yetibot_pull_requests::{Audit, AuditEvent, AuditStep};

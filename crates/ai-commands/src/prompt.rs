@@ -235,6 +235,19 @@ async fn plan<'s>(
     selection
         .authorize(&context)
         .map_err(|error| Outcome::error(error.to_string()))?;
+    // GitHub identity comes from the platform's own event of a new message: an edit, a
+    // reaction or a rerun carries the author's ID but not their fresh intent.
+    let original = call
+        .runner
+        .caller()
+        .platform
+        .as_deref()
+        .is_some_and(|platform| platform.is_original_message());
+    if selection.toolset().is_some_and(|t| t.kind.is_github()) && !original {
+        return Err(Outcome::error(
+            "GitHub toolsets take only a new message typed by an allowed user: an edited message, a reaction or a rerun cannot use them",
+        ));
+    }
     // A Zen runtime default is used only while it is still free; its catalog is read only
     // now that the static checks have passed.
     let cost = if chosen_free {

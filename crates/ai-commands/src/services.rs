@@ -11,8 +11,7 @@ use yetibot_discovery_cache::{DiscoveryCache, Ownership, Uncertainty};
 use yetibot_mcp_host::Host;
 use yetibot_tool_policy::ToolPolicy;
 
-/// GitHub's REST API, which the pull-request workflow reads commit ancestry from.
-pub const DEFAULT_GITHUB_API_URL: &str = "https://api.github.com";
+use yetibot_pull_requests::DEFAULT_GITHUB_API_URL;
 
 /// The monotonic clock the AI commands measure durations and catalog freshness with.
 pub type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
@@ -56,15 +55,15 @@ pub struct AiServices {
     /// The read-only Wise account of `wise`, with its policy.
     pub(crate) wise: Option<crate::config::wise::WiseAccount>,
     /// The guarded pull-request workflow's pending and finished proposals.
-    pub(crate) proposals: crate::proposals::Proposals,
+    pub(crate) proposals: yetibot_pull_requests::Proposals,
     /// Where the workflow's audit events go.
-    pub(crate) audit: Option<crate::proposals::Audit>,
+    pub(crate) audit: Option<yetibot_pull_requests::Audit>,
     /// GitHub's REST API base, for the two ancestry reads of an approved execution.
     pub(crate) github_api: String,
     /// Automatic routing of change requests to draft pull requests, when enabled.
     pub(crate) routing: Option<crate::proposals::Routing>,
     /// Automatic routing's receipts, by chat message.
-    pub(crate) receipts: crate::proposals::Receipts,
+    pub(crate) receipts: yetibot_pull_requests::Receipts,
 }
 
 impl std::fmt::Debug for AiServices {
@@ -106,11 +105,11 @@ impl AiServices {
             imgflip: None,
             xai: None,
             wise: None,
-            proposals: crate::proposals::Proposals::default(),
+            proposals: yetibot_pull_requests::Proposals::default(),
             audit: None,
             github_api: DEFAULT_GITHUB_API_URL.to_owned(),
             routing: None,
-            receipts: crate::proposals::Receipts::default(),
+            receipts: yetibot_pull_requests::Receipts::default(),
             threads: crate::thread::ThreadStore::default(),
         }
     }
@@ -118,7 +117,7 @@ impl AiServices {
     /// Sends the guarded pull-request workflow's audit events (every proposal step, with no
     /// file contents, prompts or credentials) to `audit`. Without it they are dropped.
     #[must_use]
-    pub fn with_audit(mut self, audit: crate::proposals::Audit) -> Self {
+    pub fn with_audit(mut self, audit: yetibot_pull_requests::Audit) -> Self {
         self.audit = Some(audit);
         self
     }
@@ -149,9 +148,20 @@ impl AiServices {
     }
 
     /// Reports one audit event.
-    pub(crate) fn audit(&self, event: &crate::proposals::AuditEvent) {
+    pub(crate) fn audit(&self, event: &yetibot_pull_requests::AuditEvent) {
         if let Some(audit) = &self.audit {
             audit(event);
+        }
+    }
+
+    /// What an approved proposal executes with.
+    pub(crate) fn executor(&self) -> yetibot_pull_requests::Executor<'_> {
+        yetibot_pull_requests::Executor {
+            host: &self.host,
+            client: &self.client,
+            policy: &self.policy,
+            github_api: &self.github_api,
+            audit: self.audit.as_ref(),
         }
     }
 

@@ -278,7 +278,8 @@ pub fn imgflip_account(config: &ImgflipConfig) -> Result<Option<ImgflipAccount>,
 }
 
 /// Validates `:yetibot :ai :mcp :github-api-url`, the GitHub REST API base the pull-request
-/// workflow reads commit ancestry from (default [`crate::DEFAULT_GITHUB_API_URL`]): HTTPS,
+/// workflow reads commit ancestry from (default
+/// [`DEFAULT_GITHUB_API_URL`](yetibot_pull_requests::DEFAULT_GITHUB_API_URL)): HTTPS,
 /// or plain HTTP to a loopback address (a test double); no credentials, query or fragment.
 /// Only GitHub.com's API is supported; this exists for proxies and tests.
 ///
@@ -286,7 +287,7 @@ pub fn imgflip_account(config: &ImgflipConfig) -> Result<Option<ImgflipAccount>,
 ///
 /// The problem, with the path `github-api-url` and a reason that never quotes the value.
 pub fn github_api_url(url: Option<&str>) -> Result<String, Error> {
-    let url = url.unwrap_or(crate::services::DEFAULT_GITHUB_API_URL);
+    let url = url.unwrap_or(yetibot_pull_requests::DEFAULT_GITHUB_API_URL);
     check_api_url(url).map_err(|reason| Error::new("github-api-url", reason))?;
     Ok(url.trim_end_matches('/').to_owned())
 }

@@ -7,102 +7,19 @@
 //! nothing is written. Process-local receipts keyed by the platform message make a
 //! redelivered message reuse its first outcome.
 
-use serde_json::{Map, Value, json};
-use sha2::Digest as _;
+use serde_json::Value;
 use yetibot_command::Call;
 use yetibot_tool_policy::{RequestContext, Selection, ToolsetKind};
 
-use super::execute::execute;
 use crate::clef::{self, Failure, Job, wire::Model};
 use crate::flags::{Command, Options};
-use crate::proposals::limits::DEFAULT_BRANCH_PREFIX;
-use crate::proposals::{AutomaticStaging, Begin, Receipt, Requester, Routing, State};
+use crate::proposals::{AutomaticStaging, Routing, requester_of};
 use crate::services::AiServices;
-
-/// The questions Clef answers about a request.
-fn questions() -> Map<String, Value> {
-    let questions = json!({
-        "intent": {
-            "type": "choice",
-            "instructions": "What does this chat request ask the assistant to do?",
-            "criteria": {
-                "code_change": "Make a change to files in a code repository: fix, edit, add or update code, tests or documentation.",
-                "answer": "Answer, explain, review, search or discuss, without changing any repository.",
-                "unclear": "It cannot be told whether a repository change is wanted."
-            }
-        },
-        "explicit_change": {
-            "type": "noul",
-            "instructions": "Does the request explicitly ask for the change to be made now, rather than describe, explain, suggest or ask about one?",
-            "criteria": {
-                "true": "It directly asks to make the change (fix this, change that, add this).",
-                "false": "It asks a question, wants an explanation or a suggestion, or is hypothetical."
-            }
-        }
-    });
-    match questions {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    }
-}
-
-/// What Clef decided.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Decision {
-    /// The chosen option is `code_change`.
-    pub(crate) chose_change: bool,
-    /// The chosen option is `answer`.
-    pub(crate) chose_answer: bool,
-    /// P(`code_change`).
-    pub(crate) change: f64,
-    /// `explicit_change.noul`.
-    pub(crate) explicit: f64,
-}
-
-/// Reads Clef's answers strictly: a missing or out-of-range score is unusable, never zero.
-pub(crate) fn decision(answers: &Map<String, Value>) -> Option<Decision> {
-    let intent = answers.get("intent")?;
-    let choice = intent.get("choice")?.as_str()?;
-    let score = |value: Option<&Value>| {
-        value
-            .and_then(Value::as_f64)
-            .filter(|p| (0.0..=1.0).contains(p))
-    };
-    let change = score(intent.pointer("/probabilities/code_change"))?;
-    let explicit = score(answers.get("explicit_change")?.get("noul"))?;
-    if !matches!(choice, "code_change" | "answer" | "unclear") {
-        return None;
-    }
-    Some(Decision {
-        chose_change: choice == "code_change",
-        chose_answer: choice == "answer",
-        change,
-        explicit,
-    })
-}
-
-/// The approved repositories `text` names as `owner/repo` (compared without case), each
-/// once, in the toolset's order.
-pub(crate) fn named_repositories<'r>(text: &str, repositories: &'r [String]) -> Vec<&'r str> {
-    let words: Vec<String> = text
-        .split(|c: char| {
-            c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '`' | '\'' | '"' | '<' | '>')
-        })
-        .map(|w| {
-            w.trim_end_matches(['.', ':', '!', '?'])
-                .trim_start_matches("https://github.com/")
-                .to_ascii_lowercase()
-        })
-        .collect();
-    repositories
-        .iter()
-        .filter(|repository| {
-            let wanted = repository.to_ascii_lowercase();
-            words.contains(&wanted)
-        })
-        .map(String::as_str)
-        .collect()
-}
+use yetibot_pull_requests::limits::DEFAULT_BRANCH_PREFIX;
+use yetibot_pull_requests::{
+    Begin, Receipt, State, automatic_branch, decision, execute, intent_questions,
+    named_repositories,
+};
 
 /// Automatic code work for one message.
 #[derive(Debug, Clone)]
@@ -153,7 +70,7 @@ pub(crate) fn eligible<'s>(
         && call.runner.is_direct()
         && fresh
         && caller.message_id.is_some()
-        && Requester::of(caller).is_some();
+        && requester_of(caller).is_some();
     if !plain {
         return None;
     }
@@ -219,7 +136,7 @@ pub(crate) async fn route(
     let job = Job {
         model: Model::Clef,
         state: Value::String(prompt.to_owned()),
-        schema: questions(),
+        schema: intent_questions(),
         images: Vec::new(),
     };
     let credentials = match clef::credentials(services, Model::Clef, [prompt]).await {
@@ -290,19 +207,15 @@ pub(crate) async fn route(
             ));
         }
     }
-    let digest = sha2::Sha256::digest(key.as_bytes());
-    let suffix: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
     let prefix = github
         .branch_prefix
         .clone()
         .unwrap_or_else(|| DEFAULT_BRANCH_PREFIX.to_owned());
+    let branch = automatic_branch(&prefix, &key);
     Routed::Code(CodeWork {
         key,
         toolset: routing.toolset.clone(),
-        staging: AutomaticStaging {
-            repository,
-            branch: format!("{prefix}auto-{suffix}"),
-        },
+        staging: AutomaticStaging { repository, branch },
     })
 }
 
@@ -344,7 +257,7 @@ async fn run_staged(services: &AiServices, id: &str) -> String {
     let Some(Some(proposal)) = taken else {
         return "The staged change could not be found, so nothing was pushed.".to_owned();
     };
-    let state = execute(services, &proposal).await;
+    let state = execute(&services.executor(), &proposal).await;
     services
         .proposals
         .with(id, (services.clock)(), |p| p.state = state.clone());
@@ -357,83 +270,5 @@ async fn run_staged(services: &AiServices, id: &str) -> String {
             format!("The automatic change to {} {text}", proposal.repository())
         }
         other => format!("The automatic change ended as {other:?}."),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use proptest::prelude::*;
-
-    use super::*;
-
-    fn answers(value: Value) -> Map<String, Value> {
-        match value {
-            Value::Object(map) => map,
-            _ => Map::new(),
-        }
-    }
-
-    #[test]
-    fn decisions_are_read_strictly() {
-        let ok = answers(json!({
-            "intent": {"type": "choice", "choice": "code_change",
-                       "probabilities": {"code_change": 0.97, "answer": 0.02, "unclear": 0.01},
-                       "confidence": 0.5},
-            "explicit_change": {"type": "noul", "noul": 0.96}
-        }));
-        assert_eq!(
-            decision(&ok),
-            Some(Decision {
-                chose_change: true,
-                chose_answer: false,
-                change: 0.97,
-                explicit: 0.96
-            })
-        );
-        for broken in [
-            json!({"intent": {"choice": "code_change", "probabilities": {"code_change": 1.5}},
-                   "explicit_change": {"noul": 0.99}}),
-            json!({"intent": {"choice": "code_change", "probabilities": {"code_change": "0.99"}},
-                   "explicit_change": {"noul": 0.99}}),
-            json!({"intent": {"choice": "code_change", "probabilities": {"code_change": 0.99}}}),
-            json!({"intent": {"choice": "merge_it", "probabilities": {"code_change": 0.99}},
-                   "explicit_change": {"noul": 0.99}}),
-            json!({}),
-        ] {
-            assert_eq!(decision(&answers(broken.clone())), None, "{broken}");
-        }
-    }
-
-    #[test]
-    fn only_approved_repositories_named_in_full_count() {
-        let list = vec!["your-org/your-repo".to_owned(), "your-org/docs".to_owned()];
-        assert_eq!(
-            named_repositories("In your-org/your-repo, fix the typo", &list),
-            ["your-org/your-repo"]
-        );
-        assert_eq!(
-            named_repositories("fix https://github.com/Your-Org/Your-Repo.", &list),
-            ["your-org/your-repo"]
-        );
-        assert!(named_repositories("fix your-repo please", &list).is_empty());
-        assert!(named_repositories("fix your-org/your-repo-2", &list).is_empty());
-        assert_eq!(
-            named_repositories("your-org/docs and your-org/your-repo", &list).len(),
-            2
-        );
-    }
-
-    proptest! {
-        /// Whatever Clef returns, a change decision needs both scores within 0..=1.
-        #[test]
-        fn any_reply_reads_without_panicking(choice in "[a-z_]{0,12}", p in -2.0f64..2.0, q in -2.0f64..2.0) {
-            let reply = answers(json!({
-                "intent": {"choice": choice, "probabilities": {"code_change": p}},
-                "explicit_change": {"noul": q}
-            }));
-            if let Some(d) = decision(&reply) {
-                prop_assert!((0.0..=1.0).contains(&d.change) && (0.0..=1.0).contains(&d.explicit));
-            }
-        }
     }
 }

@@ -4,11 +4,12 @@
 
 use std::sync::Arc;
 
+use futures_util::future::BoxFuture;
 use provider_fixture::{Fixture, Reply, script};
 use serde_json::json;
 use yetibot_ai_commands::AiServices;
 use yetibot_ai_providers::{Client, ClientOptions, ProviderConfig, ProviderSet};
-use yetibot_command::{Caller, Interpreter, Settings, builtins};
+use yetibot_command::{Caller, Interpreter, Platform, PlatformError, Settings, builtins};
 use yetibot_conversation::AdapterKind;
 use yetibot_history::MemoryAliases;
 use yetibot_json_util::SplitMix64;
@@ -104,7 +105,26 @@ fn bot(fixture: &Fixture) -> Interpreter {
     )
 }
 
-fn slack_user() -> Caller {
+/// A Slack message as sent (`original`) or edited.
+struct Message {
+    original: bool,
+}
+
+impl Platform for Message {
+    fn is_original_message(&self) -> bool {
+        self.original
+    }
+
+    fn react<'a>(
+        &'a self,
+        _: &'a str,
+        _: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<(), PlatformError>> {
+        Box::pin(async { Err(PlatformError::Refused("no reactions here")) })
+    }
+}
+
+fn slack_message(original: bool) -> Caller {
     Caller {
         adapter: AdapterKind::Slack,
         connection: "slack".into(),
@@ -112,9 +132,13 @@ fn slack_user() -> Caller {
         user_id: "U1".into(),
         user_name: "ada".into(),
         trusted: true,
-        message_id: None,
-        platform: None,
+        message_id: Some("1.0".into()),
+        platform: Some(Arc::new(Message { original })),
     }
+}
+
+fn slack_user() -> Caller {
+    slack_message(true)
 }
 
 fn calls(name: &str, arguments: &str) -> String {
@@ -210,4 +234,24 @@ async fn a_read_or_search_of_another_repository_never_reaches_the_server() {
         "{}",
         sent(&fixture)
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edited_message_cannot_use_a_github_toolset() {
+    let fixture = Fixture::start().await.expect("fixture");
+    fixture.route(
+        "/v1/chat/completions",
+        Reply::json(calls("gh__search_code", r#"{"query":"fn main"}"#)),
+    );
+    let reply = bot(&fixture)
+        .run(&slack_message(false), "ai --toolset gh where is main?")
+        .await;
+    assert!(
+        reply
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("an edited message, a reaction or a rerun")),
+        "{reply:?}"
+    );
+    assert!(fixture.requests().is_empty());
 }

@@ -1000,6 +1000,16 @@ async fn what_the_routing_table_excludes_never_reaches_clef() {
         let reply = w.run(&caller, line).await;
         assert!(!text(&reply).contains("pull request"), "{line}: {reply:?}");
     }
+    // An alias whose body is the automatic example.
+    let defined = w
+        .run(
+            &alice(),
+            "alias fixit = \"ai In your-org/your-repo, fix the typo in src/example.clj\"",
+        )
+        .await;
+    assert!(defined.error.is_none(), "{defined:?}");
+    let reply = w.run(&alice(), "fixit").await;
+    assert!(!text(&reply).contains("pull request"), "{reply:?}");
     assert_eq!(w.classified(), 0);
     assert!(w.github.called().is_empty());
     // A request quoting a credential is refused outright.
@@ -1013,4 +1023,95 @@ async fn what_the_routing_table_excludes_never_reaches_clef() {
         "{reply:?}"
     );
     assert_eq!(w.classified(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_approvals_at_once_run_one_execution() {
+    let w = world(None).await;
+    let id = w.propose().await;
+    w.review(&id).await;
+    let line = format!("ai approve {id}");
+    let (first, second) = (alice(), alice());
+    let (a, b) = tokio::join!(w.run(&first, &line), w.run(&second, &line));
+    let opened = [&a, &b]
+        .iter()
+        .filter(|r| text(r).contains("Opened draft pull request"))
+        .count();
+    assert_eq!(opened, 1, "{a:?} {b:?}");
+    assert_eq!(w.github.pulls().len(), 1);
+    assert_eq!(
+        w.github
+            .called()
+            .iter()
+            .filter(|c| *c == "create_branch")
+            .count(),
+        1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_the_snapshot_finds_can_refuse_a_staging() {
+    /// A staged path, what the repository holds there, and the refusal.
+    type Case = (&'static str, fn(&FakeGithub), &'static str);
+    let cases: [Case; 5] = [
+        (
+            "src/link.clj",
+            |g| g.add_symlink(REPO, "src/link.clj", "/etc/passwd"),
+            "only regular text files",
+        ),
+        (
+            "src/blob.clj",
+            |g| g.add_bytes(REPO, "src/blob.clj", b"\x00\x01binary"),
+            "not a complete text file",
+        ),
+        (
+            "src/big.clj",
+            |g| g.push(REPO, "main", "src/big.clj", &"x".repeat(20_001)),
+            "larger than 20,000 bytes",
+        ),
+        (
+            "src/keys.clj",
+            |g| {
+                g.push(
+                    REPO,
+                    "main",
+                    "src/keys.clj",
+                    &format!("(def k \"{READ_TOKEN}\")\n"),
+                )
+            },
+            "contains a configured credential",
+        ),
+        (
+            "src/new/deep.clj",
+            |_| {},
+            "needs an existing parent directory",
+        ),
+    ];
+    for (path, prepare, expected) in cases {
+        let w = world(None).await;
+        prepare(&w.github);
+        w.script(json!([{"path": path, "content": "(ns changed)\n"}]));
+        let reply = w
+            .run(
+                &alice(),
+                "ai --toolset github-pr change it in your-org/your-repo",
+            )
+            .await;
+        assert!(!text(&reply).contains("is staged"), "{path}: {reply:?}");
+        let sent = w
+            .model
+            .requests()
+            .iter()
+            .map(|r| String::from_utf8_lossy(&r.body).into_owned())
+            .collect::<String>();
+        assert!(sent.contains(expected), "{path}: {expected} not in {sent}");
+        assert!(!sent.contains(READ_TOKEN), "{path}");
+        assert!(
+            !w.github
+                .called()
+                .iter()
+                .any(|c| WRITES.contains(&c.as_str()))
+        );
+        assert!(!w.steps().contains(&AuditStep::Staged), "{path}");
+    }
 }

@@ -130,7 +130,10 @@ async fn without_a_platform_identity_nothing_reaches_github_or_clef() {
         .await;
     let text = printed(&manual);
     assert_eq!(manual.status.code(), Some(1), "{text}");
-    assert!(text.contains("not available on this chat platform"), "{text}");
+    assert!(
+        text.contains("not available on this chat platform"),
+        "{text}"
+    );
     let approve = s.bot.run(&["ai approve 0123456789abcdef"]).await;
     let text = printed(&approve);
     assert_eq!(approve.status.code(), Some(1), "{text}");

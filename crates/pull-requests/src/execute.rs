@@ -16,11 +16,33 @@ use yetibot_tool_policy::{
     check_change_path,
 };
 
-use super::read::{self, Contents};
-use super::stage::Reads;
-use crate::proposals::limits::{DEFAULT_BRANCH_PREFIX, MAX_EXECUTION_OPERATIONS};
-use crate::proposals::{AuditEvent, AuditStep, Proposal, State, random_hex};
-use crate::services::AiServices;
+use yetibot_ai_providers::Client;
+use yetibot_mcp_host::Host;
+use yetibot_tool_policy::ToolPolicy;
+
+use crate::limits::{DEFAULT_BRANCH_PREFIX, MAX_EXECUTION_OPERATIONS};
+use crate::proposal::{Audit, AuditEvent, AuditStep, Proposal, State, random_hex};
+use crate::read::{self, Contents};
+use crate::stage::Reads;
+
+/// GitHub's REST API, which an execution reads commit ancestry from.
+pub const DEFAULT_GITHUB_API_URL: &str = "https://api.github.com";
+
+/// What an execution runs with: the MCP host (the snapshot and writer connections), the
+/// HTTP client for GitHub's REST API at `github_api`, the tool policy it rechecks, and
+/// where its audit events go.
+pub struct Executor<'a> {
+    /// The MCP host.
+    pub host: &'a Host,
+    /// The client for the two REST reads.
+    pub client: &'a Client,
+    /// The policy as it stands now.
+    pub policy: &'a ToolPolicy,
+    /// GitHub's REST API base (`https://api.github.com`).
+    pub github_api: &'a str,
+    /// The audit sink, if any.
+    pub audit: Option<&'a Audit>,
+}
 
 /// The largest REST commit object read.
 const MAX_REST_COMMIT_BYTES: usize = 256 * 1024;
@@ -50,9 +72,17 @@ impl Stop {
     }
 }
 
+impl std::fmt::Debug for Executor<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Executor")
+            .field("github_api", &self.github_api)
+            .finish_non_exhaustive()
+    }
+}
+
 /// One execution: the proposal, its services and what it has done so far.
 struct Run<'a> {
-    services: &'a AiServices,
+    services: &'a Executor<'a>,
     proposal: &'a Proposal,
     /// MCP operations so far (at most [`MAX_EXECUTION_OPERATIONS`]).
     operations: usize,
@@ -62,8 +92,11 @@ struct Run<'a> {
     commit: Option<String>,
 }
 
-/// Runs an approved proposal and returns its final state.
-pub(crate) async fn execute(services: &AiServices, proposal: &Proposal) -> State {
+/// Runs an approved proposal once and returns its final state. It never calls a model and
+/// never retries: the first step that fails or whose outcome is unknown ends it, and the
+/// returned state says which step and where to look.
+pub async fn execute(executor: &Executor<'_>, proposal: &Proposal) -> State {
+    let services = executor;
     let mut run = Run {
         services,
         proposal,
@@ -104,7 +137,10 @@ pub(crate) async fn execute(services: &AiServices, proposal: &Proposal) -> State
 
 impl Run<'_> {
     fn audit(&self, step: AuditStep, detail: String) {
-        self.services.audit(&AuditEvent {
+        let Some(audit) = self.services.audit else {
+            return;
+        };
+        audit(&AuditEvent {
             proposal: self.proposal.id.clone(),
             step,
             repository: self.proposal.repository(),
@@ -148,7 +184,7 @@ impl Run<'_> {
     async fn recheck(&self) -> Result<(String, String, Secret), Stop> {
         let p = self.proposal;
         let policy_changed = |why: &str| Stop::failed("policy recheck", why.to_owned());
-        let selection = Selection::choose(&self.services.policy, Some(&p.toolset))
+        let selection = Selection::choose(self.services.policy, Some(&p.toolset))
             .map_err(|_| policy_changed("the toolset is no longer configured"))?;
         let Some(toolset) = selection
             .toolset()

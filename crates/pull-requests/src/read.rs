@@ -7,14 +7,14 @@
 
 use serde_json::Value;
 
-use crate::proposals::limits::{MAX_DIRECTORY_ENTRIES, MAX_EXISTING_FILE_BYTES};
+use crate::limits::{MAX_DIRECTORY_ENTRIES, MAX_EXISTING_FILE_BYTES};
 
 /// GitHub's text for a path that names no file or directory.
 const MISSING_PATH: &str = "Failed to get file contents. The path does not point to a file or directory, or the file does not exist in the repository.";
 
 /// What a `get_file_contents` result holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Contents {
+pub enum Contents {
     /// A complete UTF-8 text file of at most [`MAX_EXISTING_FILE_BYTES`].
     Text(String),
     /// A directory's entries, fewer than [`MAX_DIRECTORY_ENTRIES`].
@@ -25,16 +25,16 @@ pub(crate) enum Contents {
 
 /// One entry of a directory listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct DirEntry {
+pub struct DirEntry {
     /// Its name within the directory.
-    pub(crate) name: String,
+    pub name: String,
     /// `file`, `dir`, `symlink` or `submodule`.
-    pub(crate) kind: String,
+    pub kind: String,
 }
 
 /// Why a result could not be used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum ShapeError {
+pub enum ShapeError {
     /// The tool reported an error other than a missing path.
     #[error("GitHub reported an error")]
     ToolError,

@@ -5,7 +5,7 @@
 //! give the exact text.
 
 /// The most characters of one review page (chat platforms cut longer messages).
-pub(crate) const PAGE_CHARS: usize = 3_000;
+pub const PAGE_CHARS: usize = 3_000;
 /// The most characters of a line shown as one string; a longer line continues on the next
 /// row (marked `>`), so no row outgrows a page.
 const PIECE_CHARS: usize = 400;
@@ -14,7 +14,7 @@ const CONTEXT_LINES: usize = 3;
 
 /// `text` split into lines, each with its terminator (`\r\n`, `\n` or a lone `\r`); the last
 /// line has none when the text does not end with one.
-pub(crate) fn lines(text: &str) -> Vec<&str> {
+pub fn lines(text: &str) -> Vec<&str> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut start = 0;
@@ -60,7 +60,7 @@ fn rows(sign: char, line: &str, out: &mut Vec<String>) {
 /// is found by trimming the lines both texts share at their start and end (linear in the
 /// sizes); up to three unchanged lines are shown on each side, and the skipped ones are
 /// counted.
-pub(crate) fn diff(before: Option<&str>, after: &str) -> (Vec<String>, usize, usize) {
+pub fn diff(before: Option<&str>, after: &str) -> (Vec<String>, usize, usize) {
     let old = lines(before.unwrap_or_default());
     let new = lines(after);
     let prefix = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
@@ -103,15 +103,19 @@ pub(crate) fn diff(before: Option<&str>, after: &str) -> (Vec<String>, usize, us
 }
 
 /// One file of a proposal as the review shows it.
-pub(crate) struct FileView<'a> {
-    pub(crate) path: &'a str,
-    pub(crate) before: Option<&'a str>,
-    pub(crate) after: &'a str,
+#[derive(Debug, Clone, Copy)]
+pub struct FileView<'a> {
+    /// The path from the repository root.
+    pub path: &'a str,
+    /// The text before; `None` for a new file.
+    pub before: Option<&'a str>,
+    /// The text after.
+    pub after: &'a str,
 }
 
 /// The diff pages of `files`: every row of every file, packed into pages of at most
 /// [`PAGE_CHARS`], each page saying which file it continues.
-pub(crate) fn diff_pages(files: &[FileView<'_>]) -> Vec<String> {
+pub fn diff_pages(files: &[FileView<'_>]) -> Vec<String> {
     let mut pages = Vec::new();
     let mut page = String::new();
     for (index, file) in files.iter().enumerate() {
