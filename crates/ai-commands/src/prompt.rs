@@ -59,7 +59,7 @@ pub(crate) async fn run(
             "ask something: `ai <prompt>`, or pipe data into `ai` (see `help ai`)",
         );
     }
-    let plan = match plan(
+    let mut plan = match plan(
         services,
         call,
         &options,
@@ -72,6 +72,8 @@ pub(crate) async fn run(
         Ok(plan) => plan,
         Err(outcome) => return outcome,
     };
+    // Finishes the message's code-work receipt however this request ends.
+    let receipt = plan.receipt.take();
     let staging = match &plan.automatic {
         Some(work) => StagingSlot::automatic(work.staging.clone()),
         None => StagingSlot::default(),
@@ -79,8 +81,9 @@ pub(crate) async fn run(
     let gathered = match gather(services, call, &plan, snapshot.as_ref(), command).await {
         Ok(gathered) => gathered,
         Err(outcome) => {
-            if let Some(work) = &plan.automatic {
-                let text = route::complete(services, work, None, false).await;
+            if let Some(receipt) = receipt {
+                let text = route::complete(services, None, false).await;
+                receipt.finish(&text);
                 return with_paragraph(outcome, &text);
             }
             return outcome;
@@ -125,9 +128,10 @@ pub(crate) async fn run(
         session.close().await;
     }
     let mut outcome = outcome;
-    if let Some(work) = &plan.automatic {
+    if let Some(receipt) = receipt {
         let answered = matches!(outcome, Outcome::Answer { .. });
-        let text = route::complete(services, work, staging.staged(), answered).await;
+        let text = route::complete(services, staging.staged(), answered).await;
+        receipt.finish(&text);
         outcome = with_paragraph(outcome, &text);
     }
     match plan.note {
@@ -171,6 +175,8 @@ pub(crate) struct Plan<'s> {
     cost: CostSource,
     /// Automatic code work, when intent routing chose it.
     automatic: Option<route::CodeWork>,
+    /// Its message's receipt, finished however the request ends.
+    receipt: Option<crate::github::guard::Receipt<'s>>,
     /// What routing has to tell the requester beside the answer.
     note: Option<String>,
 }
@@ -216,6 +222,7 @@ async fn plan<'s>(
     // routing toolset (whose rules the request already passed).
     let mut selection = selection;
     let mut automatic = None;
+    let mut receipt = None;
     let mut note = None;
     let eligible = pinned
         .is_none()
@@ -226,6 +233,10 @@ async fn plan<'s>(
             route::Routed::Normal { note: said } => note = said,
             route::Routed::Reply(outcome) => return Err(outcome),
             route::Routed::Code(work) => {
+                receipt = Some(crate::github::guard::Receipt::new(
+                    services,
+                    work.key.clone(),
+                ));
                 selection = Selection::choose(&services.policy, Some(&work.toolset))
                     .map_err(|error| Outcome::error(error.to_string()))?;
                 automatic = Some(work);
@@ -268,6 +279,7 @@ async fn plan<'s>(
         tools_on,
         cost,
         automatic,
+        receipt,
         note,
     })
 }

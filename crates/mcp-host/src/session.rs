@@ -690,6 +690,14 @@ impl Session {
                 HostReply::Unknown(UnknownReason::MalformedReply),
                 HostReply::Result,
             ),
+            // A result `rmcp`'s types refuse, such as an embedded resource with neither
+            // `text` nor `blob` (how the Go SDK sends an empty file, omitting the empty
+            // text), arrives untyped; a result object with a content list is still one.
+            Ok(ServerResult::CustomResult(custom))
+                if custom.0.get("content").is_some_and(Value::is_array) =>
+            {
+                HostReply::Result(custom.0)
+            }
             Ok(_) => HostReply::Unknown(UnknownReason::MalformedReply),
         })
     }

@@ -95,6 +95,12 @@ impl Proposals {
                 audit(&event(proposal, AuditStep::Refused, format!("{word}: another person or place")));
                 return Consent::Refused(not_held(id));
             }
+            if !original {
+                audit(&event(proposal, AuditStep::Refused, format!("{word}: not a new message")));
+                return Consent::Refused(format!(
+                    "`ai {word}` must be a new message typed by you: an edited message, a reaction or a rerun cannot review, approve or cancel a proposal"
+                ));
+            }
             if proposal.automatic_branch.is_some() && !matches!(verb, Verb::Review(_)) {
                 audit(&event(proposal, AuditStep::Refused, format!("{word}: automatic")));
                 return Consent::Refused(format!(

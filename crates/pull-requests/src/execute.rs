@@ -364,10 +364,18 @@ impl Run<'_> {
             self.count()?;
             match reads.contents(&file.path, &commit).await {
                 Ok(Contents::Text(text)) if text == file.after => {}
-                _ => {
+                Ok(_) => {
                     return Err(Stop::failed(
                         "verification",
                         "a pushed file differs from the approved text; no pull request was opened",
+                    ));
+                }
+                Err(error) => {
+                    return Err(Stop::failed(
+                        "verification",
+                        format!(
+                            "a pushed file could not be read back ({error}); no pull request was opened"
+                        ),
                     ));
                 }
             }
@@ -427,10 +435,19 @@ impl Run<'_> {
             .call_for_host(&ToolId::new(writer, tool), arguments)
             .await
         {
+            // GitHub's server reports its own 5xx and timeouts as tool errors too: only a
+            // refused branch creation is known to have changed nothing.
             Ok(HostReply::Result(value))
                 if value.get("isError").and_then(Value::as_bool) == Some(true) =>
             {
-                Err(Stop::failed(step, "GitHub refused it"))
+                if tool == "create_branch" {
+                    Err(Stop::failed(step, "GitHub refused it"))
+                } else {
+                    Err(Stop::unknown(
+                        step,
+                        "GitHub reported an error, which may have come after the change was made",
+                    ))
+                }
             }
             Ok(HostReply::Result(value)) => Ok(value),
             Ok(HostReply::Rejected { .. }) => {

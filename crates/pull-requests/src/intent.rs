@@ -76,9 +76,10 @@ pub fn named_repositories<'r>(text: &str, repositories: &'r [String]) -> Vec<&'r
             c.is_whitespace() || matches!(c, ',' | ';' | '(' | ')' | '`' | '\'' | '"' | '<' | '>')
         })
         .map(|w| {
-            w.trim_end_matches(['.', ':', '!', '?'])
-                .trim_start_matches("https://github.com/")
-                .to_ascii_lowercase()
+            let w = w
+                .trim_end_matches(['.', ':', '!', '?'])
+                .to_ascii_lowercase();
+            w.trim_start_matches("https://github.com/").to_owned()
         })
         .collect();
     repositories

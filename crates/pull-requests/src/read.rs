@@ -130,7 +130,9 @@ pub(crate) fn contents(result: &Value) -> Result<Contents, ShapeError> {
             if text.len() > MAX_EXISTING_FILE_BYTES {
                 return Err(ShapeError::TooLarge);
             }
-            if text.contains('\0') {
+            // A NUL is binary; U+FFFD is what the server's JSON encoding made of bytes that
+            // were not UTF-8, so the text is not the file.
+            if text.contains(['\0', '\u{fffd}']) {
                 return Err(ShapeError::NotText);
             }
             Ok(Contents::Text(text))
@@ -316,6 +318,14 @@ mod tests {
                 json!({"uri": "u", "text": "x".repeat(20_001)})
             )),
             Err(ShapeError::TooLarge)
+        );
+        // Bytes that were not UTF-8 arrive as U+FFFD: not the file.
+        assert_eq!(
+            contents(&file(
+                "successfully downloaded text file (SHA: 1)",
+                json!({"uri": "u", "text": "caf\u{fffd}"})
+            )),
+            Err(ShapeError::NotText)
         );
         let missing = json!({"content": [{"type": "text", "text": MISSING_PATH}], "isError": true});
         assert_eq!(contents(&missing), Ok(Contents::Missing));

@@ -1,8 +1,11 @@
 //! A proposal's review pages: a first page with the repository, base, hash, expiry, file
-//! list and the exact pull request title and body, then the complete diff of every file.
-//! Every diff line is a JSON string with its line terminator, so `\r\n`, `\n`, `\r`, tabs,
+//! list and the exact pull request title, then the body and the complete diff of every file.
+//! Every line is a JSON string with its line terminator, so `\r\n`, `\n`, `\r`, tabs,
 //! trailing blanks and a missing final newline all show, and the decoded strings joined
-//! give the exact text.
+//! give the exact text. The strings are pure printable ASCII: every other character
+//! (non-ASCII letters, invisible and bidirectional controls, the backtick) is a `\uXXXX`
+//! escape, and the rows sit in a code block, so no chat platform's formatting can hide or
+//! reorder a character.
 
 /// The most characters of one review page (chat platforms cut longer messages).
 pub const PAGE_CHARS: usize = 3_000;
@@ -41,7 +44,35 @@ pub fn lines(text: &str) -> Vec<&str> {
     out
 }
 
-/// One row of a diff: its sign and the text it shows.
+/// `text` as a JSON string literal of printable ASCII only: `\"`, `\\`, `\n`, `\r` and
+/// `\t` as usual, and every other character outside `' '..='~'`, and the backtick, as
+/// `\uXXXX` (a surrogate pair beyond the Basic Multilingual Plane).
+pub fn exact(text: &str) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            ' '..='~' if c != '`' => out.push(c),
+            _ => {
+                let mut units = [0u16; 2];
+                for unit in c.encode_utf16(&mut units) {
+                    let _ = write!(out, "\\u{unit:04x}");
+                }
+            }
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The rows of one line: its sign and the line as [`exact`] strings of at most
+/// `PIECE_CHARS` characters each, a longer line continuing on rows marked `>`.
 fn rows(sign: char, line: &str, out: &mut Vec<String>) {
     let chars: Vec<char> = line.chars().collect();
     if chars.is_empty() {
@@ -50,10 +81,19 @@ fn rows(sign: char, line: &str, out: &mut Vec<String>) {
     }
     for (i, piece) in chars.chunks(PIECE_CHARS).enumerate() {
         let piece: String = piece.iter().collect();
-        let escaped = serde_json::to_string(&piece).unwrap_or_default();
         let mark = if i == 0 { ' ' } else { '>' };
-        out.push(format!("{sign}{mark}{escaped}"));
+        out.push(format!("{sign}{mark}{}", exact(&piece)));
     }
+}
+
+/// `text` as rows of [`exact`] strings, one per line, for a text shown whole (a pull
+/// request's body).
+pub(crate) fn text_rows(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in lines(text) {
+        rows(' ', line, &mut out);
+    }
+    out
 }
 
 /// The diff of one file as rows, and its added and removed line counts. The changed block
@@ -116,35 +156,49 @@ pub struct FileView<'a> {
 /// The diff pages of `files`: every row of every file, packed into pages of at most
 /// [`PAGE_CHARS`], each page saying which file it continues.
 pub fn diff_pages(files: &[FileView<'_>]) -> Vec<String> {
+    let sections = files
+        .iter()
+        .enumerate()
+        .map(|(index, file)| {
+            let (rows, added, removed) = diff(file.before, file.after);
+            let what = if file.before.is_some() {
+                "update"
+            } else {
+                "new file"
+            };
+            let title = format!(
+                "File {}/{}: {} ({what}, +{added} -{removed})",
+                index + 1,
+                files.len(),
+                exact(file.path)
+            );
+            (title, exact(file.path), rows)
+        })
+        .collect();
+    pack(sections)
+}
+
+/// Packs sections (a title, what a continuation page calls it, and rows) into pages of at
+/// most [`PAGE_CHARS`] (a row longer than a page gets a page of its own), each section
+/// starting a page, its rows in a code block.
+pub(crate) fn pack(sections: Vec<(String, String, Vec<String>)>) -> Vec<String> {
+    const OPEN: &str = "```\n";
+    const CLOSE: &str = "```";
     let mut pages = Vec::new();
-    let mut page = String::new();
-    for (index, file) in files.iter().enumerate() {
-        let (rows, added, removed) = diff(file.before, file.after);
-        let what = if file.before.is_some() {
-            "update"
-        } else {
-            "new file"
-        };
-        let header = format!(
-            "File {}/{}: {} ({what}, +{added} -{removed})\n",
-            index + 1,
-            files.len(),
-            file.path
-        );
-        if !page.is_empty() {
-            pages.push(std::mem::take(&mut page));
-        }
-        page.push_str(&header);
+    for (title, short, rows) in sections {
+        let mut page = format!("{title}\n{OPEN}");
+        let mut empty = true;
         for row in rows {
-            if page.len() + row.len() + 1 > PAGE_CHARS && page.len() > header.len() {
+            if !empty && page.len() + row.len() + 1 + CLOSE.len() > PAGE_CHARS {
+                page.push_str(CLOSE);
                 pages.push(std::mem::take(&mut page));
-                page.push_str(&format!("{} (continued)\n", file.path));
+                page = format!("{short} (continued)\n{OPEN}");
             }
             page.push_str(&row);
             page.push('\n');
+            empty = false;
         }
-    }
-    if !page.is_empty() {
+        page.push_str(CLOSE);
         pages.push(page);
     }
     pages
@@ -174,6 +228,30 @@ mod tests {
         assert_eq!(rows, vec![r#"  "x\n""#, r#"- "y\n""#, r#"+ "y""#]);
         let (rows, ..) = diff(Some("a\tb\n"), "a\tb\r\n");
         assert_eq!(rows, vec![r#"- "a\tb\n""#, r#"+ "a\tb\r\n""#]);
+    }
+
+    #[test]
+    fn rows_are_printable_ascii_that_decodes_to_the_exact_text() {
+        for text in [
+            "plain",
+            "tab\there",
+            "quote \" backslash \\ tick `",
+            "é 漢 \u{1f600}",
+            "bidi \u{202e}evil\u{202c} zero\u{200b}width \u{feff}",
+            "\u{7f}\u{85}\u{2028}",
+        ] {
+            let shown = exact(text);
+            assert!(
+                shown
+                    .bytes()
+                    .all(|b| (b' '..=b'~').contains(&b) && b != b'`'),
+                "{shown}"
+            );
+            assert_eq!(
+                serde_json::from_str::<String>(&shown).ok().as_deref(),
+                Some(text)
+            );
+        }
     }
 
     #[test]
@@ -210,7 +288,7 @@ mod tests {
                 page.len()
             );
         }
-        assert!(pages[1].starts_with("src/big.txt (continued)"));
+        assert!(pages[1].starts_with("\"src/big.txt\" (continued)"));
     }
 
     proptest! {

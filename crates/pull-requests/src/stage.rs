@@ -19,7 +19,7 @@ use crate::limits::{
 use crate::proposal::random_hex;
 use crate::proposal::{AUTOMATIC_FOOTER, MANUAL_FOOTER, Proposal, ProposedFile, Requester, State};
 use crate::read::{self, Contents, ShapeError};
-use crate::review::{FileView, diff_pages};
+use crate::review::{FileView, diff_pages, exact, pack, text_rows};
 
 /// Why a staging was refused. The texts name the rule, never the configuration's values or
 /// a credential.
@@ -40,7 +40,7 @@ pub enum StageError {
     #[error("pull requests may only target the toolset's base branches")]
     BaseBranch,
     /// The title is empty, too long or several lines.
-    #[error("the title must be one line of 1 to 200 characters")]
+    #[error("the title must be one line of 1 to 200 visible characters")]
     Title,
     /// The body is too long.
     #[error("the body must be at most 4,000 characters")]
@@ -127,7 +127,12 @@ pub fn check(
         return Err(StageError::BaseBranch);
     }
     let title = args.title.trim();
-    if title.is_empty() || title.chars().count() > MAX_TITLE_CHARS || title.contains(['\n', '\r']) {
+    if title.is_empty()
+        || title.chars().count() > MAX_TITLE_CHARS
+        || title
+            .chars()
+            .any(|c| c.is_control() || yetibot_tool_policy::is_hidden_character(c))
+    {
         return Err(StageError::Title);
     }
     if args.body.chars().count() > MAX_BODY_CHARS {
@@ -420,8 +425,14 @@ pub(crate) fn render_pages(proposal: &Proposal) -> Vec<String> {
             after: &f.after,
         })
         .collect();
-    let diffs = diff_pages(&views);
-    let total = diffs.len() + 1;
+    // The body first, shown whole, then the files.
+    let mut rest = pack(vec![(
+        "Pull request body, exactly:".to_owned(),
+        "Pull request body".to_owned(),
+        text_rows(&proposal.body),
+    )]);
+    rest.extend(diff_pages(&views));
+    let total = rest.len() + 1;
     let files: Vec<String> = proposal
         .files
         .iter()
@@ -431,7 +442,7 @@ pub(crate) fn render_pages(proposal: &Proposal) -> Vec<String> {
             } else {
                 "new file"
             };
-            format!("• {} ({what})", f.path)
+            format!("{} ({what})", exact(&f.path))
         })
         .collect();
     let short = proposal.base_sha.get(..12).unwrap_or(&proposal.base_sha);
@@ -441,23 +452,19 @@ pub(crate) fn render_pages(proposal: &Proposal) -> Vec<String> {
          Base: {base} at {short} ({sha})\n\
          Hash: {hash}\n\
          Expires: {minutes} minutes after it was staged; approve with `ai approve {id}` after reading every page\n\
-         Files:\n{files}\n\
-         Pull request (draft) title: {title}\n\
-         Pull request body:\n{body}",
+         Draft pull request title and files:\n```\n{title}\n{files}\n```",
         id = proposal.id,
         repository = proposal.repository(),
         base = proposal.base_branch,
         sha = proposal.base_sha,
         hash = proposal.hash,
         minutes = PROPOSAL_TTL.as_secs() / 60,
+        title = exact(&proposal.title),
         files = files.join("\n"),
-        title = proposal.title,
-        body = proposal.body,
     );
     let mut pages = vec![summary];
     pages.extend(
-        diffs
-            .into_iter()
+        rest.into_iter()
             .enumerate()
             .map(|(i, page)| format!("Proposal {}, page {}/{total}\n{page}", proposal.id, i + 2)),
     );

@@ -14,7 +14,8 @@ pub const MAX_CHANGE_PATH_BYTES: usize = 256;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum PathRefusal {
     /// Empty, absolute, longer than [`MAX_CHANGE_PATH_BYTES`], or with an empty, `.` or `..`
-    /// segment, a backslash or a control character.
+    /// segment, a backslash, a control character or an invisible or bidirectional formatting
+    /// character ([`is_hidden_character`]).
     #[error(
         "the path must be a plain relative path (no leading /, no . or .. segments, no backslashes)"
     )]
@@ -28,8 +29,9 @@ pub enum PathRefusal {
     /// A key, certificate or credential file by its name.
     #[error("secret and key files cannot be changed")]
     SecretFile,
-    /// A CI workflow (`.github/workflows/`).
-    #[error("workflow files cannot be changed")]
+    /// Anything under `.github/` (workflows, and the local actions they run) or a
+    /// `.gitattributes` file (which can hide files from review).
+    #[error("workflow and repository settings files (.github/, .gitattributes) cannot be changed")]
     Workflow,
     /// Not under any `:allowed-paths` prefix.
     #[error("the path is outside the toolset's allowed paths")]
@@ -62,6 +64,31 @@ const SECRET_EXTENSIONS: &[&str] = &[
     "pem", "key", "p12", "pfx", "jks", "keystore", "der", "crt", "cer", "gpg", "asc", "kdbx", "ppk",
 ];
 
+/// Whether `c` is an invisible or bidirectional formatting character, which can make text
+/// read differently from what it is (zero-width spaces and joiners, the word joiner and
+/// invisible operators, bidirectional embeddings, overrides, isolates and marks, the byte
+/// order mark, soft hyphen, line and paragraph separators, interlinear annotation marks).
+#[must_use]
+pub fn is_hidden_character(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00ad}'
+            | '\u{061c}'
+            | '\u{115f}'
+            | '\u{1160}'
+            | '\u{17b4}'
+            | '\u{17b5}'
+            | '\u{180e}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{206f}'
+            | '\u{3164}'
+            | '\u{feff}'
+            | '\u{ffa0}'
+            | '\u{fff9}'..='\u{fffb}'
+    )
+}
+
 /// Checks that a proposal may change `path` under `policy`. Prefixes are literal: `src/`
 /// covers `src/a.rs` but not `src2/a.rs`, and `src` covers both, exactly as written.
 ///
@@ -73,7 +100,9 @@ pub fn check_change_path(path: &str, policy: &GithubPolicy) -> Result<(), PathRe
         || path.len() > MAX_CHANGE_PATH_BYTES
         || path.starts_with('/')
         || path.contains('\\')
-        || path.chars().any(char::is_control)
+        || path
+            .chars()
+            .any(|c| c.is_control() || is_hidden_character(c))
         || path
             .split('/')
             .any(|s| s.is_empty() || s == "." || s == "..")
@@ -97,7 +126,7 @@ pub fn check_change_path(path: &str, policy: &GithubPolicy) -> Result<(), PathRe
     {
         return Err(PathRefusal::SecretFile);
     }
-    if lower.len() > 2 && lower[0] == ".github" && lower[1] == "workflows" {
+    if lower[0] == ".github" || name == ".gitattributes" {
         return Err(PathRefusal::Workflow);
     }
     if !policy
@@ -162,6 +191,11 @@ mod tests {
             ("src/id_rsa.pub", PathRefusal::SecretFile),
             ("src/CREDENTIALS", PathRefusal::SecretFile),
             (".github/workflows/ci.yml", PathRefusal::Workflow),
+            (".github/actions/setup/action.yml", PathRefusal::Workflow),
+            (".github/CODEOWNERS", PathRefusal::Workflow),
+            ("src/.gitattributes", PathRefusal::Workflow),
+            ("src/a\u{202e}lmx.exe", PathRefusal::NotPlain),
+            ("src/zero\u{200b}width.rs", PathRefusal::NotPlain),
             ("src2/a.rs", PathRefusal::NotAllowed),
             ("README.md", PathRefusal::NotAllowed),
             ("src/credentials/a.clj", PathRefusal::Denied),

@@ -21,7 +21,7 @@ pub use access::{
 pub use arguments::Arguments;
 pub use budget::{CallBudget, FlagProblem, ToolFlags};
 pub use catalog::Catalog;
-pub use change::{PathRefusal, check_change_path};
+pub use change::{PathRefusal, check_change_path, is_hidden_character};
 pub use config::{
     GithubPolicy, KnownNames, PolicyConfig, ProviderModels, ProviderModelsConfig, ServerRef,
     ServerRefConfig, ToolPolicy, Toolset, ToolsetConfig, ToolsetKind,

@@ -231,7 +231,11 @@ pub(crate) fn a_reviewed_proposal_is_approved_into_one_draft_pull_request() -> C
         SayProposal(Alice, "!ai proposal {id}"),
         Delivered("Repository: your-org/your-repo".to_owned()),
         SayProposal(Alice, "!ai proposal {id} 2"),
-        Delivered("File 1/1: src/example.clj (update, +1 -1)".to_owned()),
+        Delivered("Pull request body, exactly:".to_owned()),
+        SayProposal(Alice, "!ai proposal {id} 3"),
+        Delivered("File 1/1: \"src/example.clj\" (update, +1 -1)".to_owned()),
+        // The rows reach the channel exactly: signs, quotes and escapes unformatted.
+        Delivered("- \"(defn greet [] \\\"helo\\\")\\n\"\n+ \"(defn greet [] \\\"hello\\\")\\n\"".to_owned()),
         SayProposal(Bob, "!ai approve {id}"),
         Delivered("of yours here".to_owned()),
         Pulls(0),

@@ -23,6 +23,9 @@ pub enum RawMode {
     /// `string-id-then-real`: first that forged reply, then the correct one, carrying the
     /// text `genuine`.
     StringIdThenReal,
+    /// `empty-file`: the correct reply, shaped as the GitHub MCP server (Go SDK) sends an
+    /// empty file: its note, then an embedded resource with neither `text` nor `blob`.
+    EmptyFile,
 }
 
 impl RawMode {
@@ -31,6 +34,7 @@ impl RawMode {
         match name {
             "string-id" => Some(Self::StringId),
             "string-id-then-real" => Some(Self::StringIdThenReal),
+            "empty-file" => Some(Self::EmptyFile),
             _ => None,
         }
     }
@@ -62,6 +66,10 @@ fn replies(mode: RawMode, message: &Value) -> Vec<Value> {
             match mode {
                 RawMode::StringId => vec![forged],
                 RawMode::StringIdThenReal => vec![forged, result(text("genuine"))],
+                RawMode::EmptyFile => vec![result(json!({"content": [
+                    {"type": "text", "text": "successfully downloaded empty file (SHA: e69de29bb2d1d6434b8b29ae775ad8c2e48c5391)"},
+                    {"type": "resource", "resource": {"uri": "repo://o/r/sha/x/contents/empty.txt", "mimeType": "text/plain"}}
+                ]}))],
             }
         }
         _ => vec![json!({"jsonrpc": "2.0", "id": id,

@@ -278,10 +278,10 @@ pub fn imgflip_account(config: &ImgflipConfig) -> Result<Option<ImgflipAccount>,
 }
 
 /// Validates `:yetibot :ai :mcp :github-api-url`, the GitHub REST API base the pull-request
-/// workflow reads commit ancestry from (default
-/// [`DEFAULT_GITHUB_API_URL`](yetibot_pull_requests::DEFAULT_GITHUB_API_URL)): HTTPS,
-/// or plain HTTP to a loopback address (a test double); no credentials, query or fragment.
-/// Only GitHub.com's API is supported; this exists for proxies and tests.
+/// workflow reads commit ancestry from, with the read token: GitHub.com's
+/// [`DEFAULT_GITHUB_API_URL`](yetibot_pull_requests::DEFAULT_GITHUB_API_URL), or plain HTTP
+/// to a loopback address (a local stand-in, such as a test double); no credentials, query or
+/// fragment. Only GitHub.com is supported.
 ///
 /// # Errors
 ///
@@ -289,7 +289,16 @@ pub fn imgflip_account(config: &ImgflipConfig) -> Result<Option<ImgflipAccount>,
 pub fn github_api_url(url: Option<&str>) -> Result<String, Error> {
     let url = url.unwrap_or(yetibot_pull_requests::DEFAULT_GITHUB_API_URL);
     check_api_url(url).map_err(|reason| Error::new("github-api-url", reason))?;
-    Ok(url.trim_end_matches('/').to_owned())
+    let url = url.trim_end_matches('/');
+    // The read token goes to this host: GitHub.com's API, or a local stand-in.
+    let local = url::Url::parse(url).is_ok_and(|parsed| parsed.scheme() == "http");
+    if url != yetibot_pull_requests::DEFAULT_GITHUB_API_URL && !local {
+        return Err(Error::new(
+            "github-api-url",
+            "must be https://api.github.com (only GitHub.com is supported), or plain http to a loopback address for a local stand-in",
+        ));
+    }
+    Ok(url.to_owned())
 }
 
 /// `:yetibot :ai :intent-router`, exactly as configured.

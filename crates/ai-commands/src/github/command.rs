@@ -37,10 +37,9 @@ pub(crate) async fn run(services: &AiServices, call: &Call<'_>, verb: Verb, id: 
         Consent::Refused(why) => return Outcome::error(why),
         Consent::Approved(proposal) => proposal,
     };
+    let executing = super::guard::Executing::new(services, &approved);
     let state = execute(&services.executor(), &approved).await;
-    services
-        .proposals
-        .settle(id, state.clone(), (services.clock)());
+    executing.settle(state.clone());
     match state {
         State::Opened(url) => Outcome::text(format!(
             "Opened draft pull request {url} for proposal {id} ({} on {}).",

@@ -5,5 +5,6 @@
 //! one named repository, receipts, and completing automatic work).
 
 pub(crate) mod command;
+pub(crate) mod guard;
 pub(crate) mod route;
 pub(crate) mod stage;

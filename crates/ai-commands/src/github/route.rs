@@ -220,14 +220,13 @@ pub(crate) async fn route(
 }
 
 /// Runs the automatic proposal `staged` (if the model staged one) and returns what the
-/// requester is told; records it as the message's receipt.
+/// requester is told (and a redelivery repeats).
 pub(crate) async fn complete(
     services: &AiServices,
-    work: &CodeWork,
     staged: Option<String>,
     answered: bool,
 ) -> String {
-    let text = match (staged, answered) {
+    match (staged, answered) {
         (None, _) => "No change was staged, so nothing was pushed.".to_owned(),
         (Some(id), false) => {
             let now = (services.clock)();
@@ -239,11 +238,7 @@ pub(crate) async fn complete(
             "The request failed after the change was staged, so nothing was pushed.".to_owned()
         }
         (Some(id), true) => run_staged(services, &id).await,
-    };
-    services
-        .receipts
-        .finish(&work.key, text.clone(), (services.clock)());
-    text
+    }
 }
 
 async fn run_staged(services: &AiServices, id: &str) -> String {
@@ -257,10 +252,9 @@ async fn run_staged(services: &AiServices, id: &str) -> String {
     let Some(Some(proposal)) = taken else {
         return "The staged change could not be found, so nothing was pushed.".to_owned();
     };
+    let executing = super::guard::Executing::new(services, &proposal);
     let state = execute(&services.executor(), &proposal).await;
-    services
-        .proposals
-        .with(id, (services.clock)(), |p| p.state = state.clone());
+    executing.settle(state.clone());
     match state {
         State::Opened(url) => format!(
             "Opened draft pull request {url} ({}, automatic; review it on GitHub before merging).",
@@ -269,6 +263,9 @@ async fn run_staged(services: &AiServices, id: &str) -> String {
         State::Failed(text) | State::Unknown(text) => {
             format!("The automatic change to {} {text}", proposal.repository())
         }
-        other => format!("The automatic change ended as {other:?}."),
+        other => format!(
+            "The automatic change {}.",
+            yetibot_pull_requests::describe(&other)
+        ),
     }
 }

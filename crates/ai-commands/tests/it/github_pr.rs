@@ -466,7 +466,9 @@ async fn a_proposal_is_reviewed_approved_and_opened_as_a_draft_pull_request() {
     );
     assert!(pages[0].contains(&format!("Base: main at {}", &base[..12])));
     assert!(pages[0].contains("Hash: sha256:"));
-    assert!(pages[0].contains("were not built or tested locally"));
+    assert!(pages[1].contains("were not built or tested locally"));
+    // Every row is printable ASCII inside a code block: no platform formatting applies.
+    assert!(pages[1].contains("```\n") && pages[1].ends_with("```"));
     let diff = pages[1..].join("\n");
     assert!(diff.contains(r#"- "(defn greet [] \"helo\")\n""#), "{diff}");
     assert!(
@@ -1114,4 +1116,37 @@ async fn what_the_snapshot_finds_can_refuse_a_staging() {
         );
         assert!(!w.steps().contains(&AuditStep::Staged), "{path}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_execution_stopped_midway_is_recorded_as_an_unknown_outcome() {
+    let w = world(Some(120_000)).await;
+    let id = w.propose().await;
+    w.review(&id).await;
+    w.github.fault(Fault::PushNeverAnswers);
+    // The conductor's deadline drops the request while the push hangs.
+    let line = format!("ai approve {id}");
+    let caller = alice();
+    let stopped = tokio::time::timeout(Duration::from_secs(2), w.run(&caller, &line)).await;
+    assert!(stopped.is_err(), "the approval should still be waiting");
+    assert_eq!(
+        w.github
+            .called()
+            .iter()
+            .filter(|c| *c == "push_files")
+            .count(),
+        1
+    );
+    let shown = w.run(&alice(), &format!("ai proposal {id}")).await;
+    assert!(text(&shown).contains("stopped while it ran"), "{shown:?}");
+    assert!(w.steps().contains(&AuditStep::Unknown));
+    let again = w.run(&alice(), &line).await;
+    assert!(
+        again
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("unknown outcome")),
+        "{again:?}"
+    );
+    assert!(w.github.pulls().is_empty());
 }

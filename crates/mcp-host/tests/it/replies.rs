@@ -55,3 +55,24 @@ async fn reply_with_string_id_is_not_taken_as_the_answer_over_http() {
         }
     }
 }
+
+/// A result `rmcp`'s types refuse (an embedded resource with neither `text` nor `blob`, as
+/// the Go SDK sends an empty file) still reaches a host-side call whole, and a model-side call
+/// as a result rather than an unknown outcome.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_empty_file_resource_is_a_result_not_a_malformed_reply() {
+    let host = host(&[stdio_config("raw", &["--raw", "empty-file"])], 10_000);
+    let session = host.open(&["raw"]).await.expect("opens");
+    let reply = session
+        .call_for_host(&echo(), serde_json::Map::new())
+        .await
+        .expect("sent");
+    let yetibot_mcp_host::HostReply::Result(result) = reply else {
+        panic!("{reply:?}");
+    };
+    assert_eq!(result["content"][1]["type"], "resource");
+    assert!(result["content"][1]["resource"].get("text").is_none());
+    let outcome = session.call(&echo(), "{}").await.expect("sent");
+    assert!(matches!(outcome, CallOutcome::Success(_)), "{outcome:?}");
+    session.close().await;
+}

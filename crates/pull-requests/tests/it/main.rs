@@ -153,7 +153,8 @@ async fn a_staged_change_becomes_one_draft_pull_request_on_top_of_its_base() {
         base.clone(),
         files,
     );
-    assert_eq!(proposal.pages.len(), 2);
+    // The summary, the body, the file.
+    assert_eq!(proposal.pages.len(), 3);
     let proposals = Proposals::default();
     proposals.insert(proposal, now).expect("room");
 
@@ -171,9 +172,9 @@ async fn a_staged_change_becomes_one_draft_pull_request_on_top_of_its_base() {
     ));
     assert!(matches!(
         proposals.consent(id, Verb::Approve, Some(&alice()), true, now, &audit),
-        Consent::Refused(why) if why.contains("page(s) 1, 2")
+        Consent::Refused(why) if why.contains("page(s) 1, 2, 3")
     ));
-    for page in [1, 2] {
+    for page in [1, 2, 3] {
         assert!(matches!(
             proposals.consent(id, Verb::Review(page), Some(&alice()), true, now, &audit),
             Consent::Page(_)

@@ -1108,6 +1108,10 @@ fn github_api_url_rules() {
             "must use https (plain http only to a loopback address)",
         ),
         ("https://u:p@api.github.com", "must not contain credentials"),
+        (
+            "https://github.example.com/api/v3",
+            "must be https://api.github.com (only GitHub.com is supported), or plain http to a loopback address for a local stand-in",
+        ),
         ("https://api.github.com?x=1", "must not contain a query"),
     ] {
         let message = format!("yetibot.ai.mcp.github-api-url: {reason}");
