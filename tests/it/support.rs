@@ -121,15 +121,10 @@ pub(crate) const CLEF: &str =
 const READ_TOKEN: &str = "github-read-token-for-platform-tests";
 const WRITE_TOKEN: &str = "github-write-token-for-platform-tests";
 const CF_TOKEN: &str = "cf-token-for-platform-tests";
-const READS: [&str; 6] = [
-    "get_file_contents",
-    "get_commit",
-    "list_branches",
-    "issue_read",
-    "pull_request_read",
-    "search_code",
-];
-const WRITES: [&str; 3] = ["create_branch", "push_files", "create_pull_request"];
+/// The GitHub MCP server's supported reads and the writer's fixed subset, as the policy
+/// names them.
+const READS: &[&str] = yetibot_tool_policy::GITHUB_READ_TOOLS;
+const WRITES: &[&str] = yetibot_tool_policy::GITHUB_WRITE_TOOLS;
 
 impl Github {
     /// Starts the fake and writes Clef's token file.
@@ -166,7 +161,7 @@ impl Github {
                 yetibot_mcp_host::ServerConfig {
                     name: Some("github-read".into()),
                     url: Some(self.mcp.clone()),
-                    tools: list(&READS),
+                    tools: list(READS),
                     github_api_token: Some(yetibot_redaction::Secret::new(READ_TOKEN.to_owned())),
                     ..yetibot_mcp_host::ServerConfig::default()
                 },
@@ -180,7 +175,7 @@ impl Github {
                         )]
                         .into(),
                     ),
-                    tools: list(&WRITES),
+                    tools: list(WRITES),
                     ..yetibot_mcp_host::ServerConfig::default()
                 },
             ],

@@ -33,15 +33,10 @@ const READ_TOKEN: &str = "github-read-token-canary-0001";
 const WRITE_TOKEN: &str = "github-write-token-canary-0002";
 const BEFORE: &str = "(ns example)\n\n(defn greet [] \"helo\")\n";
 const AFTER: &str = "(ns example)\n\n(defn greet [] \"hello\")\n";
-const READS: [&str; 6] = [
-    "get_file_contents",
-    "get_commit",
-    "list_branches",
-    "issue_read",
-    "pull_request_read",
-    "search_code",
-];
-const WRITES: [&str; 3] = ["create_branch", "push_files", "create_pull_request"];
+/// The GitHub MCP server's supported reads and the writer's fixed subset, as the policy
+/// names them.
+const READS: &[&str] = yetibot_tool_policy::GITHUB_READ_TOOLS;
+const WRITES: &[&str] = yetibot_tool_policy::GITHUB_WRITE_TOOLS;
 
 /// A Slack message: its channel ID, its thread, and whether it is new as sent.
 struct Chat {
@@ -142,6 +137,15 @@ struct Setup {
     more_repositories: Vec<&'static str>,
     /// This GitHub instead of a new one (a restarted bot).
     github: Option<FakeGithub>,
+}
+
+/// A world with automatic routing at this threshold.
+async fn routed(min_probability: f64) -> World {
+    world_with(Setup {
+        routing: Some(min_probability),
+        ..Setup::default()
+    })
+    .await
 }
 
 async fn world(timeout_ms: Option<i64>) -> World {
@@ -347,6 +351,14 @@ fn staging(files: serde_json::Value) -> serde_json::Value {
            "title": "Fix the greeting's typo", "body": "Corrects \"helo\".", "files": files})
 }
 
+/// Fails unless `reply` is an error that says `expected`.
+fn refused(reply: &CommandReply, expected: &str) {
+    assert!(
+        reply.error.as_deref().is_some_and(|e| e.contains(expected)),
+        "{expected}: {reply:?}"
+    );
+}
+
 fn text(reply: &CommandReply) -> String {
     match &reply.value {
         yetibot_json_util::Value::String(text) => text.clone(),
@@ -422,6 +434,15 @@ impl World {
         pages
     }
 
+    /// Whether no writer tool was called.
+    fn wrote_nothing(&self) -> bool {
+        !self
+            .github
+            .called()
+            .iter()
+            .any(|c| WRITES.contains(&c.as_str()))
+    }
+
     fn steps(&self) -> Vec<AuditStep> {
         self.audit
             .lock()
@@ -451,13 +472,7 @@ async fn a_proposal_is_reviewed_approved_and_opened_as_a_draft_pull_request() {
     assert_eq!(staged_reads[2].1["sha"], base.as_str());
     // Approval before reading every page is refused.
     let early = w.run(&alice(), &format!("ai approve {id}")).await;
-    assert!(
-        early
-            .error
-            .as_deref()
-            .is_some_and(|e| e.contains("read every page")),
-        "{early:?}"
-    );
+    refused(&early, "read every page");
     let pages = w.review(&id).await;
     assert!(
         pages[0].contains("Repository: your-org/your-repo"),
@@ -555,13 +570,7 @@ async fn a_proposal_is_reviewed_approved_and_opened_as_a_draft_pull_request() {
     }
     // One shot.
     let again = w.run(&alice(), &format!("ai approve {id}")).await;
-    assert!(
-        again
-            .error
-            .as_deref()
-            .is_some_and(|e| e.contains("already opened")),
-        "{again:?}"
-    );
+    refused(&again, "already opened");
     assert_eq!(w.github.pulls().len(), 1);
 }
 
@@ -572,18 +581,8 @@ async fn an_expired_or_cancelled_proposal_is_never_executed() {
     w.review(&id).await;
     w.minutes.store(10, Ordering::SeqCst);
     let late = w.run(&alice(), &format!("ai approve {id}")).await;
-    assert!(
-        late.error
-            .as_deref()
-            .is_some_and(|e| e.contains("no pending proposal")),
-        "{late:?}"
-    );
-    assert!(
-        !w.github
-            .called()
-            .iter()
-            .any(|c| WRITES.contains(&c.as_str()))
-    );
+    refused(&late, "no pending proposal");
+    assert!(w.wrote_nothing());
     // (The model fixture repeats its last answer, so the next proposal needs a new world.)
     let w = world(None).await;
     let id = w.propose().await;
@@ -598,19 +597,8 @@ async fn an_expired_or_cancelled_proposal_is_never_executed() {
     );
     w.review(&id).await;
     let approve = w.run(&alice(), &format!("ai approve {id}")).await;
-    assert!(
-        approve
-            .error
-            .as_deref()
-            .is_some_and(|e| e.contains("was cancelled")),
-        "{approve:?}"
-    );
-    assert!(
-        !w.github
-            .called()
-            .iter()
-            .any(|c| WRITES.contains(&c.as_str()))
-    );
+    refused(&approve, "was cancelled");
+    assert!(w.wrote_nothing());
     assert!(w.github.rest_requests().is_empty());
 }
 
@@ -648,19 +636,8 @@ async fn a_base_that_moved_stops_execution_before_or_at_the_branch() {
     w.github
         .push(REPO, "main", "src/util.clj", "(ns util)\n;; changed\n");
     let reply = w.run(&alice(), &format!("ai approve {id}")).await;
-    assert!(
-        reply
-            .error
-            .as_deref()
-            .is_some_and(|e| e.contains("moved since the proposal was staged")),
-        "{reply:?}"
-    );
-    assert!(
-        !w.github
-            .called()
-            .iter()
-            .any(|c| WRITES.contains(&c.as_str()))
-    );
+    refused(&reply, "moved since the proposal was staged");
+    assert!(w.wrote_nothing());
     // Moved while the branch was created: nothing is pushed.
     let w = world(None).await;
     let id = w.propose().await;
@@ -702,12 +679,7 @@ async fn a_forged_parent_or_a_missing_commit_opens_no_pull_request() {
         error.contains("stopped at preflight") && error.contains("404"),
         "{error}"
     );
-    assert!(
-        !w.github
-            .called()
-            .iter()
-            .any(|c| WRITES.contains(&c.as_str()))
-    );
+    assert!(w.wrote_nothing());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -769,11 +741,7 @@ impl World {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_explicit_change_request_becomes_one_draft_pull_request_however_often_it_is_delivered() {
-    let w = world_with(Setup {
-        routing: Some(0.95),
-        ..Setup::default()
-    })
-    .await;
+    let w = routed(0.95).await;
     let base = w.github.tip(REPO, "main").expect("main");
     w.clef("code_change", 0.97, 0.96);
     w.script(json!([{"path": "src/example.clj", "content": AFTER}]));
@@ -859,11 +827,7 @@ async fn an_explicit_change_request_becomes_one_draft_pull_request_however_often
 async fn unclear_low_or_malformed_classifications_never_write() {
     // Below either threshold: a clarification, and no model or GitHub call.
     for (change, explicit) in [(0.94, 0.99), (0.99, 0.5)] {
-        let w = world_with(Setup {
-            routing: Some(0.95),
-            ..Setup::default()
-        })
-        .await;
+        let w = routed(0.95).await;
         w.clef("code_change", change, explicit);
         let reply = w.run(&alice(), AUTOMATIC).await;
         assert!(text(&reply).contains("not clearly enough"), "{reply:?}");
@@ -871,11 +835,7 @@ async fn unclear_low_or_malformed_classifications_never_write() {
         assert!(w.github.called().is_empty());
     }
     // "unclear": a clarification.
-    let w = world_with(Setup {
-        routing: Some(0.9),
-        ..Setup::default()
-    })
-    .await;
+    let w = routed(0.9).await;
     w.clef("unclear", 0.5, 0.5);
     let reply = w.run(&alice(), AUTOMATIC).await;
     assert!(text(&reply).contains("Nothing was changed"), "{reply:?}");
@@ -890,11 +850,7 @@ async fn unclear_low_or_malformed_classifications_never_write() {
         Reply::status_json(500, r#"{"success":false,"errors":[{"message":"down"}]}"#),
         Reply::json("not json".to_owned()),
     ] {
-        let w = world_with(Setup {
-            routing: Some(0.95),
-            ..Setup::default()
-        })
-        .await;
+        let w = routed(0.95).await;
         w.cloudflare.route(CLEF, broken);
         w.model.route(
             "/v1/chat/completions",
@@ -914,11 +870,7 @@ async fn unclear_low_or_malformed_classifications_never_write() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_question_is_answered_normally_and_repositories_must_be_named_once() {
-    let w = world_with(Setup {
-        routing: Some(0.95),
-        ..Setup::default()
-    })
-    .await;
+    let w = routed(0.95).await;
     w.clef("answer", 0.02, 0.03);
     w.model.route(
         "/v1/chat/completions",
@@ -960,11 +912,7 @@ async fn a_question_is_answered_normally_and_repositories_must_be_named_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_the_routing_table_excludes_never_reaches_clef() {
-    let w = world_with(Setup {
-        routing: Some(0.95),
-        ..Setup::default()
-    })
-    .await;
+    let w = routed(0.95).await;
     w.clef("code_change", 0.99, 0.99);
     w.model.route(
         "/v1/chat/completions",
@@ -1017,13 +965,7 @@ async fn what_the_routing_table_excludes_never_reaches_clef() {
     // A request quoting a credential is refused outright.
     let leak = format!("ai In your-org/your-repo, set the token to {WRITE_TOKEN}");
     let reply = w.run(&alice(), &leak).await;
-    assert!(
-        reply
-            .error
-            .as_deref()
-            .is_some_and(|e| e.contains("quotes a configured credential")),
-        "{reply:?}"
-    );
+    refused(&reply, "quotes a configured credential");
     assert_eq!(w.classified(), 0);
 }
 
@@ -1108,12 +1050,7 @@ async fn what_the_snapshot_finds_can_refuse_a_staging() {
             .collect::<String>();
         assert!(sent.contains(expected), "{path}: {expected} not in {sent}");
         assert!(!sent.contains(READ_TOKEN), "{path}");
-        assert!(
-            !w.github
-                .called()
-                .iter()
-                .any(|c| WRITES.contains(&c.as_str()))
-        );
+        assert!(w.wrote_nothing());
         assert!(!w.steps().contains(&AuditStep::Staged), "{path}");
     }
 }
@@ -1141,12 +1078,6 @@ async fn an_execution_stopped_midway_is_recorded_as_an_unknown_outcome() {
     assert!(text(&shown).contains("stopped while it ran"), "{shown:?}");
     assert!(w.steps().contains(&AuditStep::Unknown));
     let again = w.run(&alice(), &line).await;
-    assert!(
-        again
-            .error
-            .as_deref()
-            .is_some_and(|e| e.contains("unknown outcome")),
-        "{again:?}"
-    );
+    refused(&again, "unknown outcome");
     assert!(w.github.pulls().is_empty());
 }

@@ -23,19 +23,9 @@ const REPO: &str = "your-org/your-repo";
 const READ_TOKEN: &str = "read-token-canary-for-the-crate";
 
 fn policy() -> ToolPolicy {
-    let reads: Vec<String> = [
-        "get_file_contents",
-        "get_commit",
-        "list_branches",
-        "issue_read",
-        "pull_request_read",
-        "search_code",
-    ]
-    .map(str::to_owned)
-    .to_vec();
-    let writes: Vec<String> = ["create_branch", "push_files", "create_pull_request"]
-        .map(str::to_owned)
-        .to_vec();
+    let list = |tools: &[&str]| -> Vec<String> { tools.iter().map(|t| (*t).to_owned()).collect() };
+    let reads = list(yetibot_tool_policy::GITHUB_READ_TOOLS);
+    let writes = list(yetibot_tool_policy::GITHUB_WRITE_TOOLS);
     let toolsets = [ToolsetConfig {
         name: Some("github-pr".into()),
         kind: Some("github-pr".into()),
