@@ -248,12 +248,7 @@ async fn plan<'s>(
         .map_err(|error| Outcome::error(error.to_string()))?;
     // GitHub identity comes from the platform's own event of a new message: an edit, a
     // reaction or a rerun carries the author's ID but not their fresh intent.
-    let original = call
-        .runner
-        .caller()
-        .platform
-        .as_deref()
-        .is_some_and(|platform| platform.is_original_message());
+    let original = crate::proposals::is_original(call.runner.caller());
     if selection.toolset().is_some_and(|t| t.kind.is_github()) && !original {
         return Err(Outcome::error(
             "GitHub toolsets take only a new message typed by an allowed user: an edited message, a reaction or a rerun cannot use them",

@@ -8,6 +8,15 @@ use yetibot_command::Caller;
 use yetibot_conversation::AdapterKind;
 use yetibot_pull_requests::Requester;
 
+/// Whether the call comes from a new message exactly as its author sent it (not an edit, a
+/// reaction or a rerun): what GitHub toolsets, routing and consent require.
+pub(crate) fn is_original(caller: &Caller) -> bool {
+    caller
+        .platform
+        .as_deref()
+        .is_some_and(|platform| platform.is_original_message())
+}
+
 /// The requester of a call: only a trusted platform identity of Slack or Discord, bound to
 /// the room's platform ID (a Slack channel's name can change or be learnt later) and the
 /// thread.

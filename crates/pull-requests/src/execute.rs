@@ -13,7 +13,7 @@ use yetibot_mcp_host::{HostReply, ServerSelection, Session};
 use yetibot_redaction::Secret;
 use yetibot_tool_policy::{
     GITHUB_SNAPSHOT_TOOLS, GITHUB_WRITE_TOOLS, RequestContext, Selection, ToolsetKind,
-    check_change_path,
+    check_change_path, is_listed_repository,
 };
 
 use yetibot_ai_providers::Client;
@@ -206,10 +206,7 @@ impl Run<'_> {
         let Some(github) = toolset.github.as_ref() else {
             return Err(policy_changed("the toolset has no GitHub policy"));
         };
-        let listed = github
-            .repositories
-            .iter()
-            .any(|r| r.eq_ignore_ascii_case(&p.repository()));
+        let listed = is_listed_repository(&github.repositories, &p.owner, &p.repo);
         if !listed || !github.base_branches.contains(&p.base_branch) {
             return Err(policy_changed(
                 "the repository or base branch is no longer allowed",

@@ -9,7 +9,9 @@ use sha2::Digest as _;
 use yetibot_conversation::ToolId;
 use yetibot_mcp_host::{HostReply, Session};
 use yetibot_redaction::Secrets;
-use yetibot_tool_policy::{GithubPolicy, PathRefusal, Toolset, check_change_path};
+use yetibot_tool_policy::{
+    GithubPolicy, PathRefusal, Toolset, check_change_path, is_listed_repository,
+};
 
 use crate::limits::{
     MAX_BODY_CHARS, MAX_SOURCE_READS, MAX_STAGED_BYTES, MAX_STAGED_FILES, MAX_TITLE_CHARS,
@@ -115,12 +117,7 @@ pub fn check(
     secrets: &Secrets,
 ) -> Result<Staging, StageError> {
     let args: Args = serde_json::from_str(arguments).map_err(|_| StageError::Malformed)?;
-    let listed = github.repositories.iter().any(|listed| {
-        listed.split_once('/').is_some_and(|(o, r)| {
-            o.eq_ignore_ascii_case(&args.owner) && r.eq_ignore_ascii_case(&args.repo)
-        })
-    });
-    if !listed {
+    if !is_listed_repository(&github.repositories, &args.owner, &args.repo) {
         return Err(StageError::Repository);
     }
     if !github.base_branches.contains(&args.base) {

@@ -66,8 +66,10 @@ pub enum RepositoryRefusal {
     MissingQuery,
 }
 
-/// Whether `owner/repo` is on `repositories` (GitHub names compare without case).
-fn listed(repositories: &[String], owner: &str, repo: &str) -> bool {
+/// Whether `owner/repo` is on `repositories` (GitHub names compare without case): the one
+/// repository rule of reads, proposals and their execution.
+#[must_use]
+pub fn is_listed_repository(repositories: &[String], owner: &str, repo: &str) -> bool {
     repositories.iter().any(|listed| {
         listed
             .split_once('/')
@@ -102,7 +104,7 @@ pub fn guard_github_read(
         let (Some(owner), Some(repo)) = (text("owner"), text("repo")) else {
             return Err(RepositoryRefusal::MissingRepository);
         };
-        return if listed(repositories, owner, repo) {
+        return if is_listed_repository(repositories, owner, repo) {
             Ok(None)
         } else {
             Err(RepositoryRefusal::OutsideList)
@@ -124,7 +126,7 @@ pub fn guard_github_read(
             "repo" => {
                 let inside = value
                     .split_once('/')
-                    .is_some_and(|(owner, repo)| listed(repositories, owner, repo));
+                    .is_some_and(|(owner, repo)| is_listed_repository(repositories, owner, repo));
                 if !inside {
                     return Err(RepositoryRefusal::Qualifier);
                 }

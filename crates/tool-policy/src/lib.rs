@@ -29,7 +29,7 @@ pub use config::{
 pub use error::{Error, Result};
 pub use github::{
     GITHUB_READ_TOOLS, GITHUB_SNAPSHOT_TOOLS, GITHUB_WRITE_TOOLS, RepositoryRefusal,
-    guard_github_read, is_reserved_github_tool,
+    guard_github_read, is_listed_repository, is_reserved_github_tool,
 };
 pub use ledger::{Ledger, LedgerEntry, Outcome, Progress, ProgressCall};
 pub use native::{NativeKind, NativeTool};

@@ -5,7 +5,7 @@
 use yetibot_command::{Call, Outcome};
 use yetibot_pull_requests::{Consent, State, Verb, describe, execute};
 
-use crate::proposals::requester_of;
+use crate::proposals::{is_original, requester_of};
 use crate::services::AiServices;
 
 /// Runs one of the commands for the call's caller.
@@ -18,10 +18,7 @@ pub(crate) async fn run(services: &AiServices, call: &Call<'_>, verb: Verb, id: 
         ));
     }
     let caller = call.runner.caller();
-    let original = caller
-        .platform
-        .as_deref()
-        .is_some_and(|platform| platform.is_original_message());
+    let original = is_original(caller);
     let requester = requester_of(caller);
     let audit = |event: &yetibot_pull_requests::AuditEvent| services.audit(event);
     let consent = services.proposals.consent(

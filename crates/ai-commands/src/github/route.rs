@@ -13,7 +13,7 @@ use yetibot_tool_policy::{RequestContext, Selection, ToolsetKind};
 
 use crate::clef::{self, Failure, Job, wire::Model};
 use crate::flags::{Command, Options};
-use crate::proposals::{AutomaticStaging, Routing, requester_of};
+use crate::proposals::{AutomaticStaging, Routing, is_original, requester_of};
 use crate::services::AiServices;
 use yetibot_pull_requests::limits::DEFAULT_BRANCH_PREFIX;
 use yetibot_pull_requests::{
@@ -59,10 +59,7 @@ pub(crate) fn eligible<'s>(
 ) -> Option<&'s Routing> {
     let routing = services.routing.as_ref()?;
     let caller = call.runner.caller();
-    let fresh = caller
-        .platform
-        .as_deref()
-        .is_some_and(|platform| platform.is_original_message());
+    let fresh = is_original(caller);
     let plain = command == Command::Ai
         && options.toolset.is_none()
         && !options.no_tools
@@ -80,19 +77,22 @@ pub(crate) fn eligible<'s>(
         .then_some(routing)
 }
 
-/// A message's receipt key: where it was sent and its platform ID.
+/// A message's receipt key: where it was sent (the requester's adapter, connection, room
+/// and thread) and its platform ID.
 fn receipt_key(call: &Call<'_>) -> String {
     let caller = call.runner.caller();
-    let platform = caller.platform.as_deref();
+    let place = requester_of(caller).map(|r| {
+        format!(
+            "{}\u{1f}{}\u{1f}{}\u{1f}{}",
+            r.adapter.as_str(),
+            r.connection,
+            r.room,
+            r.thread.unwrap_or_default()
+        )
+    });
     format!(
-        "{}\u{1f}{}\u{1f}{}\u{1f}{}\u{1f}{}",
-        caller.adapter.as_str(),
-        caller.connection,
-        platform.and_then(|p| p.room_id()).unwrap_or(&caller.room),
-        platform
-            .and_then(|p| p.thread())
-            .map(|t| t.key())
-            .unwrap_or_default(),
+        "{}\u{1f}{}",
+        place.unwrap_or_default(),
         caller.message_id.as_deref().unwrap_or_default()
     )
 }
