@@ -137,6 +137,9 @@ struct Scope<'a> {
     contextual: Option<&'a Value>,
     /// The position of the stage being run and the number of stages around it.
     stage: (usize, usize),
+    /// Whether the stage's words include a sub-expression's output: typed, but not all
+    /// of it in the caller's own words.
+    substituted: bool,
     depth: usize,
     budget: &'a Budget,
     /// The stages after this one in its expression, which the command may consume.
@@ -214,6 +217,7 @@ impl<'a> Scope<'a> {
             aliases: Vec::new(),
             contextual: None,
             stage: (0, 1),
+            substituted: false,
             depth: 0,
             budget,
             following: &[],
@@ -234,6 +238,7 @@ impl<'a> Scope<'a> {
             aliases: self.aliases.clone(),
             contextual,
             stage: (0, 1),
+            substituted: false,
             depth: self.depth + 1,
             budget: self.budget,
             following: &[],
@@ -271,7 +276,7 @@ impl Reach for Dispatched<'_> {
     }
 
     fn is_direct(&self) -> bool {
-        !self.scope.generated && self.scope.stage == (0, 1)
+        !self.scope.generated && !self.scope.substituted && self.scope.stage == (0, 1)
     }
 
     fn answers_caller(&self) -> bool {
@@ -674,6 +679,7 @@ impl Interpreter {
                 let line_word = line.split_whitespace().next();
                 let stage_scope = Scope {
                     stage: (index, count),
+                    substituted: stage.parts.iter().any(|part| matches!(part, Part::Sub(_))),
                     generated: scope.generated || typed_word.is_none() || typed_word != line_word,
                     following: expr.stages.get(index + 1..).unwrap_or_default(),
                     ..scope.clone()

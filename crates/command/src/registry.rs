@@ -169,7 +169,8 @@ impl<'a> Runner<'a> {
         self.0.is_generated()
     }
 
-    /// Whether the command was typed by the caller as the only stage of its line.
+    /// Whether the command was typed by the caller as the only stage of its line, every word
+    /// of it their own (no sub-expression).
     #[must_use]
     pub fn is_direct(&self) -> bool {
         self.0.is_direct()

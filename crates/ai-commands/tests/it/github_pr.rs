@@ -505,6 +505,14 @@ async fn a_proposal_is_reviewed_approved_and_opened_as_a_draft_pull_request() {
     // Not through a pipe either.
     let piped = w.run(&alice(), &format!("echo x | ai approve {id}")).await;
     assert!(piped.error.is_some(), "{piped:?}");
+    // Nor with an ID a sub-expression supplied.
+    let made = w.run(&alice(), &format!("ai approve $(echo {id})")).await;
+    assert!(
+        made.error
+            .as_deref()
+            .is_some_and(|e| e.contains("typed by you")),
+        "{made:?}"
+    );
     assert!(w.github.pulls().is_empty());
     let approved = w.run(&alice(), &format!("ai approve {id}")).await;
     assert!(approved.error.is_none(), "{approved:?}");
@@ -935,6 +943,11 @@ async fn what_the_routing_table_excludes_never_reaches_clef() {
         (
             alice(),
             "ai In your-org/your-repo, fix the typo in src/example.clj | echo",
+        ),
+        // Words a sub-expression made: typed, but not all the requester's own.
+        (
+            alice(),
+            "ai $(echo In your-org/your-repo,) fix the typo in src/example.clj",
         ),
         // An edited message, a user the toolset does not name, no platform identity.
         (person("U1", None, false), AUTOMATIC),

@@ -114,18 +114,19 @@ async fn only_a_trusted_admin_typing_the_command_gets_admin_authority() {
 async fn generated_commands_are_marked_and_pipes_are_not_direct() {
     let bot = bot(&["U1"]);
     let me = caller(true);
-    assert_eq!(
-        say(&bot, &me, "direct").await,
-        "direct=true generated=false admin=true"
-    );
-    assert_eq!(
-        say(&bot, &me, "echo x | direct").await,
-        "direct=false generated=false admin=true"
-    );
-    assert_eq!(
-        say(&bot, &me, "echo `direct`").await,
-        "direct=false generated=true admin=false"
-    );
+    for (line, shown) in [
+        ("direct", "direct=true generated=false admin=true"),
+        ("echo x | direct", "direct=false generated=false admin=true"),
+        ("echo `direct`", "direct=false generated=true admin=false"),
+        // Typed, but with words a command made: not the caller's own words, so not direct.
+        (
+            "direct $(echo approve)",
+            "direct=false generated=false admin=true",
+        ),
+        ("direct `echo x`", "direct=false generated=false admin=true"),
+    ] {
+        assert_eq!(say(&bot, &me, line).await, shown, "{line}");
+    }
     bot.run(&me, "alias d = direct").await;
     assert_eq!(
         say(&bot, &me, "d").await,
