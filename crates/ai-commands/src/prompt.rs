@@ -254,6 +254,10 @@ async fn plan<'s>(
             "GitHub toolsets take only a new message typed by an allowed user: an edited message, a reaction or a rerun cannot use them",
         ));
     }
+    if selection.toolset().is_some_and(|t| t.kind.is_github()) {
+        // Repository contents are private: nothing more of this request reaches the logs.
+        yetibot_redaction::private::mark_private();
+    }
     // A Zen runtime default is used only while it is still free; its catalog is read only
     // now that the static checks have passed.
     let cost = if chosen_free {

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use tokio::sync::watch;
+use tracing::Instrument as _;
 use yetibot_chat_adapters::{
     Action, Answer, Author, Button, Event, EventKind, Incoming, Outbox, Outgoing, Place, Posted,
     Role, StatusCall, StatusCard, fit, is_delete_reaction,
@@ -135,7 +136,18 @@ impl Conductor {
     /// Handles one event to the end: runs what it asks for and posts every reply. Events
     /// from bots (this one included) are ignored, and so is a new message seen before (a
     /// platform's replay after a reconnect).
+    ///
+    /// The event runs inside its own request span
+    /// ([`yetibot_redaction::private::request_span`]), so that once a command touches private
+    /// content, none of this event's later log events (the reply's formatting and delivery
+    /// included) is written by a subscriber that honours the marker.
     pub async fn handle(&self, incoming: Incoming) {
+        self.handle_event(incoming)
+            .instrument(yetibot_redaction::private::request_span())
+            .await;
+    }
+
+    async fn handle_event(&self, incoming: Incoming) {
         let Incoming { event, outbox } = incoming;
         if event.author.is_bot {
             return;

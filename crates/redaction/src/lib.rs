@@ -5,6 +5,7 @@ mod error;
 mod json;
 pub mod limits;
 mod panic;
+pub mod private;
 mod scan;
 mod secret;
 mod secrets;

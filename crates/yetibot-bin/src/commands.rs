@@ -57,7 +57,7 @@ pub fn ai_services(
         // The workflow's audit trail: IDs, steps, SHAs, branches and URLs, never file
         // contents, prompts or credentials.
         tracing::info!(
-            target: "ai_proposal",
+            target: crate::logging::AUDIT_TARGET,
             proposal = %event.proposal,
             step = event.step.as_str(),
             repository = %event.repository,

@@ -14,6 +14,14 @@
 //! or a module inside it, lifts the cap for that crate alone, and a warning says so, because
 //! from then on that crate's payloads reach the log.
 //!
+//! Once a request touches private content (a GitHub toolset, a proposal, Clef or Clairic),
+//! nothing more from inside that request is written, at any level and from any crate, so
+//! not even a lifted cap lets its payloads through: the libraries run each request in a
+//! [`request_span`](yetibot_redaction::private::request_span) and mark it
+//! ([`mark_private`](yetibot_redaction::private::mark_private)), and [`PrivateRequests`]
+//! drops every later event whose span scope holds that request, except the sanitized
+//! proposal audit ([`AUDIT_TARGET`]). Requests running beside it log as before.
+//!
 //! As a second line of defence, every formatted line is redacted with the configuration's
 //! credentials before it is written. Crates that log through the `log` facade rather than
 //! `tracing` (reqwest, rustls, tokio-postgres) are not bridged at all, so none of their
@@ -21,8 +29,13 @@
 
 use std::io::IsTerminal as _;
 
+use tracing::{Event, Subscriber};
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::layer::{Context, Layer, SubscriberExt as _};
+use tracing_subscriber::registry::LookupSpan;
 use yetibot_redaction::Secrets;
+use yetibot_redaction::private::{PRIVATE_TARGET, REQUEST_TARGET};
 
 use crate::config::Config;
 
@@ -110,6 +123,14 @@ pub const CAPPED_TARGETS: &[&str] = &[
 /// reports those events in its own words instead.
 pub const SILENCED_TARGETS: &[&str] = &["slack_morphism"];
 
+/// The target of the sanitized proposal audit: the one kind of event a private request
+/// still writes.
+pub const AUDIT_TARGET: &str = "ai_proposal";
+
+/// Targets enabled at every level whatever `RUST_LOG` says, because request privacy rests on
+/// them: the request spans and the private marker (which is never written).
+const PRIVACY_TARGETS: &[&str] = &[REQUEST_TARGET, PRIVATE_TARGET];
+
 /// Whether `target` is the crate `name` or a module inside it.
 fn names_crate(target: &str, name: &str) -> bool {
     target
@@ -148,11 +169,13 @@ pub fn filter(level: Level, cap: Level, rust_log: Option<&str>) -> Filter {
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .unwrap_or(level.as_str());
-    // A directive for a silenced crate is dropped: nothing can turn it back on.
+    // A directive for a silenced crate is dropped: nothing can turn it back on. Nor can one
+    // turn off the request spans or the private marker.
     let silenced = |directive: &str| {
         directive_target(directive).is_some_and(|target| {
             SILENCED_TARGETS
                 .iter()
+                .chain(PRIVACY_TARGETS)
                 .any(|name| names_crate(target, name))
         })
     };
@@ -170,6 +193,9 @@ pub fn filter(level: Level, cap: Level, rust_log: Option<&str>) -> Filter {
         } else {
             directives.push_str(&format!(",{name}={}", cap.as_str()));
         }
+    }
+    for name in PRIVACY_TARGETS {
+        directives.push_str(&format!(",{name}=trace"));
     }
     for name in SILENCED_TARGETS {
         directives.push_str(&format!(",{name}=off"));
@@ -235,6 +261,86 @@ impl<W: std::io::Write> std::io::Write for Redacted<W> {
     }
 }
 
+/// Marks a request span private when the private marker arrives inside it, and from then on
+/// drops every event inside that request, whatever its crate or level, except the proposal
+/// audit. The marker itself is never written. Outermost in the stack, so that no other layer
+/// sees a dropped event.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PrivateRequests;
+
+/// The mark on a private request's span.
+#[derive(Debug)]
+struct Private;
+
+impl<S> Layer<S> for PrivateRequests
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn event_enabled(&self, event: &Event<'_>, ctx: Context<'_, S>) -> bool {
+        let target = event.metadata().target();
+        if target == PRIVATE_TARGET {
+            // The outermost request span is the request: a request span nested inside it
+            // (a conductor event running a command line) is part of it.
+            let request = ctx.event_scope(event).and_then(|scope| {
+                scope
+                    .from_root()
+                    .find(|span| span.metadata().target() == REQUEST_TARGET)
+            });
+            if let Some(request) = request {
+                request.extensions_mut().replace(Private);
+            }
+            return false;
+        }
+        if target == AUDIT_TARGET {
+            return true;
+        }
+        ctx.event_scope(event).is_none_or(|scope| {
+            !scope
+                .into_iter()
+                .any(|span| span.extensions().get::<Private>().is_some())
+        })
+    }
+}
+
+/// The subscriber: `filter`, then lines in `format` to `writer` (coloured when `ansi`), with
+/// [`PrivateRequests`] outermost.
+pub fn subscriber<W>(
+    format: Format,
+    filter: EnvFilter,
+    ansi: bool,
+    writer: W,
+) -> Box<dyn Subscriber + Send + Sync>
+where
+    W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
+{
+    let filtered = tracing_subscriber::registry().with(filter);
+    match format {
+        Format::Human => Box::new(
+            filtered
+                .with(
+                    tracing_subscriber::fmt::layer()
+                        .with_target(false)
+                        .with_ansi(ansi)
+                        .with_writer(writer),
+                )
+                .with(PrivateRequests),
+        ),
+        Format::Json => Box::new(
+            filtered
+                .with(
+                    tracing_subscriber::fmt::layer()
+                        .json()
+                        // Span fields can be any crate's data; the event's own fields are
+                        // enough.
+                        .with_current_span(false)
+                        .with_span_list(false)
+                        .with_writer(writer),
+                )
+                .with(PrivateRequests),
+        ),
+    }
+}
+
 /// Installs the process's subscriber, writing redacted lines to standard error, once the
 /// configuration has loaded: `RUST_LOG` (read through the configuration module) if set, else
 /// the configured level adjusted for `role`. An unusable `RUST_LOG` falls back to that
@@ -260,22 +366,9 @@ pub fn init(format: Format, config: &Config, role: Role) {
         secrets: secrets.clone(),
         inner: std::io::stderr(),
     };
-    let installed = match format {
-        Format::Human => tracing_subscriber::fmt()
-            .with_target(false)
-            .with_ansi(std::io::stderr().is_terminal())
-            .with_writer(writer)
-            .with_env_filter(env_filter)
-            .try_init(),
-        Format::Json => tracing_subscriber::fmt()
-            .json()
-            // Span fields can be any crate's data; the event's own fields are enough.
-            .with_current_span(false)
-            .with_span_list(false)
-            .with_writer(writer)
-            .with_env_filter(env_filter)
-            .try_init(),
-    };
+    let ansi = std::io::stderr().is_terminal();
+    let installed =
+        tracing::subscriber::set_global_default(subscriber(format, env_filter, ansi, writer));
     if installed.is_err() {
         return;
     }
@@ -302,7 +395,7 @@ mod tests {
             .filter(|name| !except.contains(name))
             .map(|name| format!(",{name}=warn"))
             .collect();
-        caps + ",slack_morphism=off"
+        caps + ",yetibot_request=trace,yetibot_private=trace,slack_morphism=off"
     }
 
     const W: Level = Level::Warn;
@@ -412,6 +505,164 @@ mod tests {
             String::from_utf8_lossy(&written),
             "{\"fields\":{\"message\":\"key [redacted]\"}}\n"
         );
+    }
+
+    /// Lines written to a shared buffer.
+    #[derive(Clone, Default)]
+    struct Lines(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Lines {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Lines {
+        fn text(&self) -> String {
+            String::from_utf8_lossy(
+                &self
+                    .0
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner),
+            )
+            .into_owned()
+        }
+    }
+
+    /// Runs `body` under the process's subscriber built for `rust_log` in `format`, and
+    /// returns what it wrote.
+    fn logged(format: Format, rust_log: &str, body: impl FnOnce()) -> String {
+        let lines = Lines::default();
+        let writer = lines.clone();
+        let built = filter(Level::Info, W, Some(rust_log));
+        let env_filter = EnvFilter::builder()
+            .parse(&built.directives)
+            .expect("the filter parses");
+        let subscriber = subscriber(format, env_filter, false, move || writer.clone());
+        tracing::subscriber::with_default(subscriber, body);
+        lines.text()
+    }
+
+    use yetibot_redaction::private::{mark_private, request_span};
+
+    #[test]
+    fn a_private_request_writes_nothing_after_its_mark_but_the_audit() {
+        for format in [Format::Human, Format::Json] {
+            let text = logged(format, "trace,rmcp=trace", || {
+                tracing::info!("outside any request");
+                let private = request_span();
+                let other = request_span();
+                private.in_scope(|| {
+                    tracing::debug!("before the mark");
+                    mark_private();
+                    tracing::info!("after the mark");
+                    tracing::error!("an error after the mark");
+                    // A protocol crate's span and event below the request, its cap lifted.
+                    tracing::info_span!(target: "rmcp::service", "serve_inner").in_scope(|| {
+                        tracing::debug!(target: "rmcp::service", "payload canary-private-1");
+                        // A nested request span (a command line inside a chat event) is part
+                        // of the private request, and marking again changes nothing.
+                        request_span().in_scope(|| {
+                            mark_private();
+                            tracing::warn!("nested canary-private-2");
+                        });
+                    });
+                    tracing::info!(target: AUDIT_TARGET, step = "staged", "ai-proposal");
+                });
+                // Another request running beside it, and the process afterwards, log as
+                // before.
+                other.in_scope(|| tracing::info!("the other request"));
+                private.in_scope(|| tracing::info!("back in canary-private-3"));
+                tracing::info!("outside again");
+            });
+            for kept in [
+                "outside any request",
+                "before the mark",
+                "ai-proposal",
+                "the other request",
+                "outside again",
+            ] {
+                assert!(
+                    text.contains(kept),
+                    "{format:?}: {kept:?} missing from {text}"
+                );
+            }
+            for dropped in [
+                "after the mark",
+                "an error after the mark",
+                "canary-private",
+                "private request",
+                PRIVATE_TARGET,
+            ] {
+                assert!(
+                    !text.contains(dropped),
+                    "{format:?}: {dropped:?} written: {text}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn tasks_a_private_request_spawns_in_its_span_are_private_too() {
+        use tracing::Instrument as _;
+        let text = logged(Format::Human, "debug", || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .build()
+                .expect("a runtime");
+            runtime.block_on(
+                async {
+                    mark_private();
+                    let child = tokio::spawn(
+                        async { tracing::info!("spawned canary-private-4") }.in_current_span(),
+                    );
+                    let _ = child.await;
+                    tracing::info!("awaited canary-private-5");
+                }
+                .instrument(request_span()),
+            );
+            runtime
+                .block_on(async { tracing::info!("a public request") }.instrument(request_span()));
+        });
+        assert!(!text.contains("canary-private"), "{text}");
+        assert!(text.contains("a public request"), "{text}");
+    }
+
+    #[test]
+    fn no_directive_can_turn_off_the_request_spans_or_the_marker() {
+        for rust_log in [
+            "info,yetibot_private=off,yetibot_request=off",
+            "warn,yetibot_private",
+            "error",
+        ] {
+            let built = filter(Level::Info, W, Some(rust_log));
+            assert!(
+                built
+                    .directives
+                    .contains(",yetibot_request=trace,yetibot_private=trace,"),
+                "{built:?}"
+            );
+            assert!(
+                !built.directives.contains("yetibot_private=off"),
+                "{built:?}"
+            );
+            let text = logged(Format::Human, rust_log, || {
+                request_span().in_scope(|| {
+                    mark_private();
+                    tracing::error!("canary-private-6");
+                });
+                tracing::error!("a public error");
+            });
+            assert!(!text.contains("canary-private"), "{rust_log}: {text}");
+            assert!(text.contains("a public error"), "{rust_log}: {text}");
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use std::sync::OnceLock;
 
 use clap::{Parser, Subcommand};
+use tracing::Instrument as _;
 use yetibot_bin::config::{self, Config, FileChoice, Invalid, environment};
 use yetibot_bin::logging::{self, Role};
 use yetibot_bin::{discovery, doctor};
@@ -237,7 +238,11 @@ fn run_once(
     };
     // The expression itself is never logged: it may be a prompt.
     tracing::debug!("running one command line as the local operator");
-    let reply = runtime.block_on(interpreter.run(&config.local, expression));
+    let reply = runtime.block_on(
+        interpreter
+            .run(&config.local, expression)
+            .instrument(yetibot_redaction::private::request_span()),
+    );
     tracing::debug!(failed = reply.error.is_some(), "the command line finished");
     let mut stdout = std::io::stdout().lock();
     if json {

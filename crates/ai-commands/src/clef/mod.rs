@@ -120,6 +120,9 @@ pub(crate) async fn run(
     job: &Job,
     credentials: Credentials,
 ) -> Result<Done, Failure> {
+    // The input (and any image) leaves for Cloudflare and the answer describes it: both
+    // are private, so nothing more of this request reaches the logs.
+    yetibot_redaction::private::mark_private();
     let name = job.model.name();
     let Credentials {
         account,

@@ -10,6 +10,8 @@ use crate::services::AiServices;
 
 /// Runs one of the commands for the call's caller.
 pub(crate) async fn run(services: &AiServices, call: &Call<'_>, verb: Verb, id: &str) -> Outcome {
+    // A proposal's pages and its execution are private output: this request logs no more.
+    yetibot_redaction::private::mark_private();
     if !call.runner.is_direct() {
         return Outcome::error(format!(
             "`ai {}` must be sent on its own, typed by you: a pipe, alias or generated \

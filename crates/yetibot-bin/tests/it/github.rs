@@ -173,3 +173,118 @@ impl Setup {
         self.bot.config.clone()
     }
 }
+
+const FILE_CANARY: &str = "canary-private-github-file-7b2e";
+const ECHO_CANARY: &str = "canary-public-echo-argument-41c9";
+
+/// The bot on the fake Slack with a `github-read` toolset over the fake GitHub and an
+/// `echo` toolset over the MCP fixture, logging everything with rmcp's cap lifted (so that
+/// rmcp writes whole JSON-RPC messages). A request that uses the echo tool writes its
+/// payloads; the request that reads a private file writes nothing more once it chose the
+/// GitHub toolset, so neither the file nor the tool call reaches the log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_that_reads_github_writes_nothing_more_to_the_log() {
+    use crate::slack::{connected, message, posted};
+    use slack_fixture::FakeSlack;
+
+    let github = FakeGithub::new().with_repo(
+        "your-org/your-repo",
+        &[(
+            "src/example.clj",
+            &format!("(ns example)\n(def note \"{FILE_CANARY}\")\n"),
+        )],
+    );
+    let mcp = github.serve_mcp().await.expect("fake GitHub MCP");
+    let model = Fixture::start().await.expect("provider fixture");
+    let echo = serde_json::json!({"text": ECHO_CANARY}).to_string();
+    model.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_tool_call("c1", "fx__echo", &echo)),
+    );
+    model.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion("Echoed.")),
+    );
+    model.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_tool_call(
+            "c2",
+            "github-read__get_file_contents",
+            r#"{"owner":"your-org","repo":"your-repo","path":"src/example.clj"}"#,
+        )),
+    );
+    model.route(
+        "/v1/chat/completions",
+        Reply::json(script::chat_completion("It defines a note.")),
+    );
+    let slack = FakeSlack::start().await;
+    slack.set_channel("C1", serde_json::json!({"id": "C1", "name": "general"}));
+    slack.set_user("U1", serde_json::json!({"id": "U1", "name": "ada"}));
+    let edn = format!(
+        r#"{{:yetibot
+ {{:web {{:enabled false}}
+  :adapters {{:myteam {{:type "slack" :api-url "{slack}"}}}}
+  :ai
+  {{:providers [{{:name "local" :url "{model}" :model "m1"
+                 :tool-calling true :tool-choice "standard"}}]
+   :default-provider "local"
+   :mcp
+   {{:default-toolset "search"
+     :servers
+     [{{:name "github-read" :url "{mcp}"
+        :github-api-token "{READ_TOKEN}"
+        :tools ["get_file_contents"]}}
+      {{:name "fx" :command "{fixture}" :tools ["echo"]}}]
+     :toolsets
+     [{{:name "search" :kind "search" :servers []}}
+      {{:name "echo" :kind "search" :servers [{{:name "fx"}}]}}
+      {{:name "github-read" :kind "github-read"
+        :users ["U1"] :adapters ["slack"]
+        :repositories ["your-org/your-repo"]
+        :providers [{{:name "local" :models ["m1"]}}]
+        :servers [{{:name "github-read"}}]}}]}}}}}}}}"#,
+        slack = slack.api_url(),
+        model = model.url("/v1"),
+        fixture = crate::mcp_fixture(),
+    );
+    let dir = Workdir::new();
+    let bot = connected(&slack, &dir, &edn, "trace,rmcp=trace").await;
+
+    slack.send_event(
+        "Ev1",
+        message(
+            "!ai --toolset echo Echo the canary.",
+            "1700000000.000100",
+            None,
+        ),
+    );
+    posted(&slack, "Echoed.").await;
+    slack.send_event(
+        "Ev2",
+        message(
+            "!ai --toolset github-read What does src/example.clj in your-org/your-repo hold?",
+            "1700000001.000100",
+            None,
+        ),
+    );
+    posted(&slack, "It defines a note.").await;
+    assert_eq!(github.called(), ["get_file_contents"]);
+    // The file really reached the model.
+    assert!(
+        model
+            .requests()
+            .iter()
+            .any(|r| String::from_utf8_lossy(&r.body).contains(FILE_CANARY))
+    );
+
+    let (code, lines) = bot.stop();
+    assert_eq!(code, Some(0), "{lines:#?}");
+    let log = lines.join("\n");
+    // With rmcp's cap lifted, an ordinary request's tool call reaches the log...
+    assert!(log.contains(ECHO_CANARY), "rmcp logs payloads: {log}");
+    // ...but nothing of the private one: not the file, not the call that read it.
+    for private in [FILE_CANARY, "src/example.clj"] {
+        assert!(!log.contains(private), "{private:?} reached the log: {log}");
+    }
+    clean(&log);
+}

@@ -16,7 +16,7 @@ const BOT_TOKEN: &str = "xoxb-e2e-bot-token-0123456789";
 const APP_TOKEN: &str = "xapp-e2e-app-token-0123456789";
 
 /// Waits for a `chat.postMessage` whose text contains `needle`.
-async fn posted(slack: &FakeSlack, needle: &str) -> Call {
+pub(crate) async fn posted(slack: &FakeSlack, needle: &str) -> Call {
     let find = async {
         let mut n = 1;
         loop {
@@ -40,7 +40,30 @@ async fn posted(slack: &FakeSlack, needle: &str) -> Call {
         })
 }
 
-fn message(text: &str, ts: &str, thread: Option<&str>) -> Value {
+/// The bot in `dir` with `edn` (a Slack adapter named `myteam`) and `RUST_LOG`, once it has
+/// opened its Socket Mode connection to `slack`.
+pub(crate) async fn connected(
+    slack: &FakeSlack,
+    dir: &Workdir,
+    edn: &str,
+    rust_log: &str,
+) -> crate::Service {
+    let bot = crate::Service::start(
+        dir,
+        edn,
+        &[
+            ("YETIBOT_ADAPTERS_MYTEAM_TOKEN", BOT_TOKEN),
+            ("YETIBOT_ADAPTERS_MYTEAM_APP_TOKEN", APP_TOKEN),
+            ("RUST_LOG", rust_log),
+        ],
+    );
+    tokio::time::timeout(Duration::from_secs(60), slack.wait_connections(1))
+        .await
+        .expect("the bot opens a Socket Mode connection");
+    bot
+}
+
+pub(crate) fn message(text: &str, ts: &str, thread: Option<&str>) -> Value {
     let mut event =
         json!({"type": "message", "channel": "C1", "user": "U1", "text": text, "ts": ts});
     if let Some(thread) = thread {
@@ -67,18 +90,7 @@ async fn the_bot_answers_on_slack_once_per_event_and_never_with_a_partial_thread
         slack.api_url()
     );
     let dir = Workdir::new();
-    let bot = crate::Service::start(
-        &dir,
-        &edn,
-        &[
-            ("YETIBOT_ADAPTERS_MYTEAM_TOKEN", BOT_TOKEN),
-            ("YETIBOT_ADAPTERS_MYTEAM_APP_TOKEN", APP_TOKEN),
-            ("RUST_LOG", "debug"),
-        ],
-    );
-    tokio::time::timeout(Duration::from_secs(60), slack.wait_connections(1))
-        .await
-        .expect("the bot opens a Socket Mode connection");
+    let bot = connected(&slack, &dir, &edn, "debug").await;
 
     // The same event twice (a redelivery): one provider request, one answer.
     let first = slack.send_event("Ev1", message("!ai hello", "1700000000.000100", None));
