@@ -163,7 +163,7 @@ impl Conductor {
                 let Ok(generation) = self.cache().begin(&key, event.revision, true) else {
                     return;
                 };
-                self.run_command(&outbox, &event, &key, text, generation)
+                self.run_command(&outbox, &event, true, &key, text, generation)
                     .await;
             }
             EventKind::Edited { text } => {
@@ -198,7 +198,7 @@ impl Conductor {
                 if let Some((_, card)) = stale {
                     let _ = outbox.delete(&card).await;
                 }
-                self.run_command(&outbox, &event, &key, text, generation)
+                self.run_command(&outbox, &event, false, &key, text, generation)
                     .await;
             }
             EventKind::Reacted {
@@ -225,10 +225,13 @@ impl Conductor {
 
     /// Runs a command message (new, edited or confirmed for a rerun) as run `generation`
     /// and publishes its answer unless a newer run of the same message started meanwhile.
+    /// `new_message` says it is the message's first run, as its author sent it: an edit or
+    /// a confirmed rerun is not, even of a message never edited.
     async fn run_command(
         &self,
         outbox: &Arc<dyn Outbox>,
         event: &Event,
+        new_message: bool,
         key: &Key,
         text: &str,
         generation: u64,
@@ -254,7 +257,7 @@ impl Conductor {
             )
             .await;
         let mut run = self
-            .execute(outbox, event, &target, &event.author, text, hints)
+            .execute(outbox, event, new_message, &target, text, hints)
             .await;
         let card = run.card.take();
         self.publish(outbox, event, key, text, generation, run)
@@ -380,12 +383,12 @@ impl Conductor {
         &self,
         outbox: &Arc<dyn Outbox>,
         event: &Event,
+        new_message: bool,
         target: &Place,
-        author: &Author,
         text: &str,
         hints: LineHints,
     ) -> Run {
-        let platform = RequestPlatform::new(outbox, event);
+        let platform = RequestPlatform::new(outbox, event, new_message);
         let (platform, progress) = platform.with_progress();
         // Live replies: the platform shows each interim message while later tools run.
         let (platform, messages) =
@@ -402,7 +405,7 @@ impl Conductor {
         } else {
             (platform, None)
         };
-        let caller = caller(event, author, platform);
+        let caller = caller(event, &event.author, platform);
         let eager = hints.live_progress;
         let (done, finished) = watch::channel(false);
         let finished_live = finished.clone();
@@ -585,7 +588,11 @@ impl Conductor {
                     // a new command line, so quotes or sub-expressions must not reach it.
                     .filter(|word| is_command_name(word))
                     .unwrap_or_default();
-                let caller = caller(event, &event.author, RequestPlatform::new(outbox, event));
+                let caller = caller(
+                    event,
+                    &event.author,
+                    RequestPlatform::new(outbox, event, false),
+                );
                 let reply = self
                     .interpreter
                     .run(&caller, &format!("help {topic}"))
@@ -744,7 +751,7 @@ impl Conductor {
                         attachments: entry.attachments.clone(),
                         kind: EventKind::Message { text: text.clone() },
                     };
-                    self.run_command(outbox, &original, &key, &text, generation)
+                    self.run_command(outbox, &original, false, &key, &text, generation)
                         .await;
                 }
             }

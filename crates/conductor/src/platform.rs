@@ -39,8 +39,9 @@ pub(crate) struct RequestPlatform {
 }
 
 impl RequestPlatform {
-    /// The platform of a request made by `event`, through `outbox`.
-    pub(crate) fn new(outbox: &Arc<dyn Outbox>, event: &Event) -> Self {
+    /// The platform of a request made by `event`, through `outbox`; `new_message` when the
+    /// request is the message's first run (not an edit or a confirmed rerun).
+    pub(crate) fn new(outbox: &Arc<dyn Outbox>, event: &Event, new_message: bool) -> Self {
         let thread = event.place.thread.as_ref().map(|_| PlatformThread {
             outbox: Arc::clone(outbox),
             place: event.place.clone(),
@@ -55,7 +56,9 @@ impl RequestPlatform {
             interim: None,
             live_text: None,
             attachments: event.attachments.clone(),
-            original: event.revision == 0 && matches!(event.kind, EventKind::Message { .. }),
+            original: new_message
+                && event.revision == 0
+                && matches!(event.kind, EventKind::Message { .. }),
         }
     }
 

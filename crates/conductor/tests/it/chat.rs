@@ -288,6 +288,19 @@ fn interpreter(gates: &Gates, ai: Option<yetibot_ai_commands::AiServices>) -> In
             ))
         }),
     ));
+    registry.add(CommandSpec::new("fresh", &[Category::UTIL]).route(
+        None,
+        "fresh # whether the request is a new message as its author sent it",
+        Plain(|call: &Call<'_>| {
+            let original = call
+                .runner
+                .caller()
+                .platform
+                .as_ref()
+                .is_some_and(|platform| platform.is_original_message());
+            Outcome::text(format!("original={original}"))
+        }),
+    ));
     registry.add(CommandSpec::new("files", &[Category::UTIL]).route(
         None,
         "files # the message's attachments and whether a token comes with each",
@@ -477,6 +490,39 @@ async fn a_commands_platform_has_its_messages_attachments_and_a_rerun_keeps_them
     // A message without attachments has none, and no token for anything.
     bot.handle(incoming(message("m2", "!files"), &outbox)).await;
     assert!(texts(&outbox, Role::Answer).contains(&"stray none".to_owned()));
+}
+
+/// Only a message's first run is a new message: its edit and a confirmed rerun (of a
+/// message never edited, so still at revision 0) carry the author's ID but not a fresh
+/// intent, which consent-bearing commands (GitHub toolsets, proposal approval) require.
+#[tokio::test]
+async fn only_a_messages_first_run_is_an_original_message() {
+    let outbox = Memory::new(Limits::DISCORD);
+    let bot = conductor(interpreter(&Gates::new(), None));
+    bot.handle(incoming(message("m1", "!fresh"), &outbox)).await;
+    assert_eq!(texts(&outbox, Role::Answer), ["original=true"]);
+    let (answer_id, answer) = outbox.of_role(Role::Answer).remove(0);
+    let token = token_of(&answer, Action::RunAgain);
+    bot.handle(incoming(
+        press("U1", &answer_id, Action::RunAgain, &token),
+        &outbox,
+    ))
+    .await;
+    let (card_id, card) = outbox
+        .of_role(Role::Notice)
+        .last()
+        .cloned()
+        .expect("a card");
+    let confirm = token_of(&card, Action::ConfirmRerun);
+    bot.handle(incoming(
+        press("U1", &card_id, Action::ConfirmRerun, &confirm),
+        &outbox,
+    ))
+    .await;
+    assert_eq!(texts(&outbox, Role::Answer), ["original=false"]);
+    bot.handle(incoming(edited("m1", 1, "!fresh"), &outbox))
+        .await;
+    assert_eq!(texts(&outbox, Role::Answer), ["original=false"]);
 }
 
 #[tokio::test]
