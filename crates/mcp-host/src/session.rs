@@ -589,7 +589,7 @@ impl Session {
                 }
             }
         };
-        Ok(match self.send(id, arguments).await? {
+        Ok(match self.call_for_host(id, arguments).await? {
             HostReply::Result(value) => ToolOutput::from_result(&value, &self.secrets).map_or(
                 CallOutcome::Unknown(UnknownReason::MalformedReply),
                 |(output, is_error)| {
@@ -611,21 +611,13 @@ impl Session {
     /// returns the server's result as it came: the `CallToolResult` object, unredacted and
     /// unshortened (bounded only by [`MAX_MESSAGE_BYTES`]), for a host that must read exact
     /// bytes (a file it will compare or change). Nothing of it may reach a model or a chat
-    /// before the host has checked it.
+    /// before the host has checked it. [`Session::call`] sends through it too: one
+    /// `tools/call`, answered within the timeout.
     ///
     /// # Errors
     ///
     /// Only when nothing was sent: [`Error::UnknownTool`].
     pub async fn call_for_host(
-        &self,
-        id: &ToolId,
-        arguments: serde_json::Map<String, Value>,
-    ) -> Result<HostReply> {
-        self.send(id, arguments).await
-    }
-
-    /// Sends one `tools/call` and waits for its reply within the timeout.
-    async fn send(
         &self,
         id: &ToolId,
         arguments: serde_json::Map<String, Value>,

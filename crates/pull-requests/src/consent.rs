@@ -66,16 +66,6 @@ pub fn describe(state: &State) -> String {
     }
 }
 
-fn event(proposal: &Proposal, step: AuditStep, detail: impl Into<String>) -> AuditEvent {
-    AuditEvent {
-        proposal: proposal.id.clone(),
-        step,
-        repository: proposal.repository(),
-        requester: proposal.requester.label(),
-        detail: detail.into(),
-    }
-}
-
 impl Proposals {
     /// Decides `verb` on proposal `id` for `requester` (`None`: no platform identity) at
     /// `now`; `original` says whether the request is a new message as its author sent it.
@@ -92,17 +82,17 @@ impl Proposals {
         let word = verb.word();
         self.with(id, now, |proposal| {
             if requester != Some(&proposal.requester) {
-                audit(&event(proposal, AuditStep::Refused, format!("{word}: another person or place")));
+                audit(&AuditEvent::of(proposal, AuditStep::Refused, format!("{word}: another person or place")));
                 return Consent::Refused(not_held(id));
             }
             if !original {
-                audit(&event(proposal, AuditStep::Refused, format!("{word}: not a new message")));
+                audit(&AuditEvent::of(proposal, AuditStep::Refused, format!("{word}: not a new message")));
                 return Consent::Refused(format!(
                     "`ai {word}` must be a new message typed by you: an edited message, a reaction or a rerun cannot review, approve or cancel a proposal"
                 ));
             }
             if proposal.automatic_branch.is_some() && !matches!(verb, Verb::Review(_)) {
-                audit(&event(proposal, AuditStep::Refused, format!("{word}: automatic")));
+                audit(&AuditEvent::of(proposal, AuditStep::Refused, format!("{word}: automatic")));
                 return Consent::Refused(format!(
                     "proposal {id} was staged by automatic routing, which pushes without chat approval; it cannot be approved or cancelled here"
                 ));
@@ -117,12 +107,12 @@ impl Proposals {
                         ));
                     }
                     proposal.state = State::Cancelled;
-                    audit(&event(proposal, AuditStep::Cancelled, "by the requester"));
+                    audit(&AuditEvent::of(proposal, AuditStep::Cancelled, "by the requester"));
                     Consent::Cancelled(format!(
                         "Cancelled proposal {id}; nothing was written to GitHub."
                     ))
                 }
-                Verb::Approve => approve(proposal, original, now, audit),
+                Verb::Approve => approve(proposal, now, audit),
             }
         })
         .unwrap_or_else(|| Consent::Refused(not_held(id)))
@@ -150,7 +140,7 @@ fn review(proposal: &mut Proposal, page: usize, audit: &dyn Fn(&AuditEvent)) -> 
         State::Pending => String::new(),
         other => format!("\n(status: {})", describe(other)),
     };
-    audit(&event(
+    audit(&AuditEvent::of(
         proposal,
         AuditStep::Reviewed,
         format!("page {page}/{total}"),
@@ -158,25 +148,12 @@ fn review(proposal: &mut Proposal, page: usize, audit: &dyn Fn(&AuditEvent)) -> 
     Consent::Page(format!("{text}{state}"))
 }
 
-fn approve(
-    proposal: &mut Proposal,
-    original: bool,
-    now: Instant,
-    audit: &dyn Fn(&AuditEvent),
-) -> Consent {
+fn approve(proposal: &mut Proposal, now: Instant, audit: &dyn Fn(&AuditEvent)) -> Consent {
     let id = proposal.id.clone();
     let refuse = |proposal: &Proposal, why: String| {
-        audit(&event(proposal, AuditStep::Refused, why.clone()));
+        audit(&AuditEvent::of(proposal, AuditStep::Refused, why.clone()));
         Consent::Refused(why)
     };
-    if !original {
-        return refuse(
-            proposal,
-            format!(
-                "approve proposal {id} with a new message typed by you: an edited message, a reaction or a rerun cannot approve"
-            ),
-        );
-    }
     if proposal.state != State::Pending {
         let why = format!(
             "proposal {id} cannot be approved: {}",
@@ -206,6 +183,10 @@ fn approve(
     }
     // One shot: from here the proposal is spent, whatever happens.
     proposal.state = State::Running;
-    audit(&event(proposal, AuditStep::Approved, proposal.hash.clone()));
+    audit(&AuditEvent::of(
+        proposal,
+        AuditStep::Approved,
+        proposal.hash.clone(),
+    ));
     Consent::Approved(Box::new(proposal.clone()))
 }

@@ -6,7 +6,7 @@
 //! at that commit, and the draft pull request. The first step that fails or whose outcome
 //! is unknown ends the run; nothing is retried, rolled back or cleaned up.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use yetibot_ai_providers::ServiceCall;
 use yetibot_conversation::{Provenance, ToolId};
 use yetibot_mcp_host::{HostReply, ServerSelection, Session};
@@ -140,13 +140,7 @@ impl Run<'_> {
         let Some(audit) = self.services.audit else {
             return;
         };
-        audit(&AuditEvent {
-            proposal: self.proposal.id.clone(),
-            step,
-            repository: self.proposal.repository(),
-            requester: self.proposal.requester.label(),
-            detail,
-        });
+        audit(&AuditEvent::of(self.proposal, step, detail));
     }
 
     /// The whole sequence; the pull request's URL when it is open.
@@ -269,7 +263,7 @@ impl Run<'_> {
         }
         // 1. The base has not moved since staging.
         let mut reads = Reads::new(session, reader, &p.owner, &p.repo);
-        self.operations += 1;
+        self.count()?;
         let now = reads
             .commit(&p.base_branch)
             .await
@@ -427,7 +421,6 @@ impl Run<'_> {
         let Value::Object(arguments) = arguments else {
             return Err(Stop::failed(step, "internal: arguments are not an object"));
         };
-        let arguments: Map<String, Value> = arguments;
         match session
             .call_for_host(&ToolId::new(writer, tool), arguments)
             .await

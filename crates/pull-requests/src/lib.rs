@@ -19,7 +19,7 @@ pub use proposal::{
 };
 pub use read::{Contents, DirEntry, ShapeError};
 pub use receipts::{Begin, Receipt, Receipts};
-pub use review::{FileView, diff, diff_pages, exact, lines};
+pub use review::diff;
 pub use stage::{
     NewProposal, ReadError, Reads, SnapshotError, StageError, Staging, check, reader, snapshot,
 };

@@ -83,6 +83,20 @@ pub struct AuditEvent {
     pub detail: String,
 }
 
+impl AuditEvent {
+    /// The event of `step` for `proposal`, with `detail`.
+    #[must_use]
+    pub fn of(proposal: &Proposal, step: AuditStep, detail: impl Into<String>) -> Self {
+        Self {
+            proposal: proposal.id.clone(),
+            step,
+            repository: proposal.repository(),
+            requester: proposal.requester.label(),
+            detail: detail.into(),
+        }
+    }
+}
+
 /// Where audit events go (the binary logs them).
 pub type Audit = Arc<dyn Fn(&AuditEvent) + Send + Sync>;
 
@@ -252,10 +266,18 @@ impl Proposals {
 /// branch and a redelivery after a restart finds it taken.
 #[must_use]
 pub fn automatic_branch(prefix: &str, message_key: &str) -> String {
+    format!("{prefix}auto-{}", short_sha256(message_key.as_bytes()))
+}
+
+/// Lowercase hex of `bytes`.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The first 8 bytes of the SHA-256 of `bytes`, as 16 hex digits.
+pub(crate) fn short_sha256(bytes: &[u8]) -> String {
     use sha2::Digest as _;
-    let digest = sha2::Sha256::digest(message_key.as_bytes());
-    let suffix: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    format!("{prefix}auto-{suffix}")
+    hex(sha2::Sha256::digest(bytes).get(..8).unwrap_or_default())
 }
 
 /// A new proposal ID: 16 lowercase hex digits from the operating system's random source,
@@ -263,5 +285,5 @@ pub fn automatic_branch(prefix: &str, message_key: &str) -> String {
 pub fn random_hex(bytes: usize) -> Option<String> {
     let mut buffer = vec![0u8; bytes];
     getrandom::fill(&mut buffer).ok()?;
-    Some(buffer.iter().map(|b| format!("{b:02x}")).collect())
+    Some(hex(&buffer))
 }

@@ -80,15 +80,20 @@ pub(crate) fn is_sha(sha: &str) -> bool {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
-/// The commit SHA of a successful `get_commit` result (a minimal commit: `sha` and other
-/// fields, parents absent).
-pub(crate) fn commit_sha(result: &Value) -> Result<String, ShapeError> {
+/// The JSON document a successful result carries as its one text block.
+fn json_text(result: &Value) -> Result<Value, ShapeError> {
     let (is_error, content) = blocks(result)?;
     if is_error {
         return Err(ShapeError::ToolError);
     }
     let text = only_text(content).ok_or(ShapeError::Unexpected)?;
-    let commit: Value = serde_json::from_str(text).map_err(|_| ShapeError::Unexpected)?;
+    serde_json::from_str(text).map_err(|_| ShapeError::Unexpected)
+}
+
+/// The commit SHA of a successful `get_commit` result (a minimal commit: `sha` and other
+/// fields, parents absent).
+pub(crate) fn commit_sha(result: &Value) -> Result<String, ShapeError> {
+    let commit = json_text(result)?;
     match commit.get("sha").and_then(Value::as_str) {
         Some(sha) if is_sha(sha) => Ok(sha.to_owned()),
         _ => Err(ShapeError::Unexpected),
@@ -176,12 +181,7 @@ fn directory(entries: &[Value]) -> Result<Contents, ShapeError> {
 /// The commit SHA a `create_branch` or `push_files` result's reference points at, when the
 /// reference is `refs/heads/<branch>`.
 pub(crate) fn reference_sha(result: &Value, branch: &str) -> Result<String, ShapeError> {
-    let (is_error, content) = blocks(result)?;
-    if is_error {
-        return Err(ShapeError::ToolError);
-    }
-    let text = only_text(content).ok_or(ShapeError::Unexpected)?;
-    let reference: Value = serde_json::from_str(text).map_err(|_| ShapeError::Unexpected)?;
+    let reference = json_text(result)?;
     let name = reference.get("ref").and_then(Value::as_str);
     let sha = reference.pointer("/object/sha").and_then(Value::as_str);
     match (name, sha) {
@@ -194,12 +194,7 @@ pub(crate) fn reference_sha(result: &Value, branch: &str) -> Result<String, Shap
 
 /// The pull request's web URL from a `create_pull_request` result (`{id, url}`).
 pub(crate) fn pull_request_url(result: &Value, repository: &str) -> Result<String, ShapeError> {
-    let (is_error, content) = blocks(result)?;
-    if is_error {
-        return Err(ShapeError::ToolError);
-    }
-    let text = only_text(content).ok_or(ShapeError::Unexpected)?;
-    let reply: Value = serde_json::from_str(text).map_err(|_| ShapeError::Unexpected)?;
+    let reply = json_text(result)?;
     let url = reply
         .get("url")
         .or_else(|| reply.get("html_url"))

@@ -17,7 +17,7 @@ const CONTEXT_LINES: usize = 3;
 
 /// `text` split into lines, each with its terminator (`\r\n`, `\n` or a lone `\r`); the last
 /// line has none when the text does not end with one.
-pub fn lines(text: &str) -> Vec<&str> {
+pub(crate) fn lines(text: &str) -> Vec<&str> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut start = 0;
@@ -47,7 +47,7 @@ pub fn lines(text: &str) -> Vec<&str> {
 /// `text` as a JSON string literal of printable ASCII only: `\"`, `\\`, `\n`, `\r` and
 /// `\t` as usual, and every other character outside `' '..='~'`, and the backtick, as
 /// `\uXXXX` (a surrogate pair beyond the Basic Multilingual Plane).
-pub fn exact(text: &str) -> String {
+pub(crate) fn exact(text: &str) -> String {
     use std::fmt::Write as _;
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
@@ -144,18 +144,18 @@ pub fn diff(before: Option<&str>, after: &str) -> (Vec<String>, usize, usize) {
 
 /// One file of a proposal as the review shows it.
 #[derive(Debug, Clone, Copy)]
-pub struct FileView<'a> {
+pub(crate) struct FileView<'a> {
     /// The path from the repository root.
-    pub path: &'a str,
+    pub(crate) path: &'a str,
     /// The text before; `None` for a new file.
-    pub before: Option<&'a str>,
+    pub(crate) before: Option<&'a str>,
     /// The text after.
-    pub after: &'a str,
+    pub(crate) after: &'a str,
 }
 
 /// The diff pages of `files`: every row of every file, packed into pages of at most
 /// [`PAGE_CHARS`], each page saying which file it continues.
-pub fn diff_pages(files: &[FileView<'_>]) -> Vec<String> {
+pub(crate) fn diff_pages(files: &[FileView<'_>]) -> Vec<String> {
     let sections = files
         .iter()
         .enumerate()

@@ -5,7 +5,6 @@
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use sha2::Digest as _;
 use yetibot_conversation::ToolId;
 use yetibot_mcp_host::{HostReply, Session};
 use yetibot_redaction::Secrets;
@@ -19,7 +18,9 @@ use crate::limits::{
 };
 #[cfg(doc)]
 use crate::proposal::random_hex;
-use crate::proposal::{AUTOMATIC_FOOTER, MANUAL_FOOTER, Proposal, ProposedFile, Requester, State};
+use crate::proposal::{
+    AUTOMATIC_FOOTER, MANUAL_FOOTER, Proposal, ProposedFile, Requester, State, short_sha256,
+};
 use crate::read::{self, Contents, ShapeError};
 use crate::review::{FileView, diff_pages, exact, pack, text_rows};
 
@@ -406,9 +407,7 @@ fn manifest_hash(proposal: &Proposal) -> String {
         "body": proposal.body,
         "files": proposal.files.iter().map(|f| json!({"path": f.path, "content": f.after})).collect::<Vec<_>>(),
     });
-    let digest = sha2::Sha256::digest(manifest.to_string().as_bytes());
-    let hex: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
+    format!("sha256:{}", short_sha256(manifest.to_string().as_bytes()))
 }
 
 /// Renders a proposal's pages: the summary first, then the diff pages.

@@ -109,8 +109,7 @@ pub fn check_change_path(path: &str, policy: &GithubPolicy) -> Result<(), PathRe
     {
         return Err(PathRefusal::NotPlain);
     }
-    let segments: Vec<&str> = path.split('/').collect();
-    let lower: Vec<String> = segments.iter().map(|s| s.to_ascii_lowercase()).collect();
+    let lower: Vec<String> = path.split('/').map(str::to_ascii_lowercase).collect();
     if lower.iter().any(|s| s == ".git") || lower.last().is_some_and(|s| s == ".gitmodules") {
         return Err(PathRefusal::GitData);
     }

@@ -159,23 +159,17 @@ pub(crate) async fn run(tool: Request<'_>, arguments: &str) -> Execution {
             pages = proposal.pages.len(),
         )
     };
-    let event = (
-        proposal.repository(),
-        proposal.requester.label(),
-        proposal.hash.clone(),
+    let staged = AuditEvent::of(
+        &proposal,
+        AuditStep::Staged,
+        format!("{} ({source_reads} source reads)", proposal.hash),
     );
     if services.proposals.insert(proposal, now).is_err() {
         return Execution::ToolError(
             "too many proposals are pending; cancel or approve one first".to_owned(),
         );
     }
-    tool.staging.set(id.clone());
-    services.audit(&AuditEvent {
-        proposal: id,
-        step: AuditStep::Staged,
-        repository: event.0,
-        requester: event.1,
-        detail: format!("{} ({source_reads} source reads)", event.2),
-    });
+    tool.staging.set(id);
+    services.audit(&staged);
     Execution::Success(summary)
 }
