@@ -4,13 +4,10 @@
 
 use std::sync::Arc;
 
-use futures_util::future::BoxFuture;
 use provider_fixture::{Fixture, Reply, script};
-use serde_json::json;
 use yetibot_ai_commands::AiServices;
 use yetibot_ai_providers::{Client, ClientOptions, ProviderConfig, ProviderSet};
-use yetibot_command::{Caller, Interpreter, Platform, PlatformError, Settings, builtins};
-use yetibot_conversation::AdapterKind;
+use yetibot_command::{Caller, Interpreter, Settings, builtins};
 use yetibot_history::MemoryAliases;
 use yetibot_json_util::SplitMix64;
 use yetibot_mcp_host::{Host, HostOptions, ServerConfig, ServerSet};
@@ -105,53 +102,8 @@ fn bot(fixture: &Fixture) -> Interpreter {
     )
 }
 
-/// A Slack message as sent (`original`) or edited.
-struct Message {
-    original: bool,
-}
-
-impl Platform for Message {
-    fn is_original_message(&self) -> bool {
-        self.original
-    }
-
-    fn react<'a>(
-        &'a self,
-        _: &'a str,
-        _: Option<&'a str>,
-    ) -> BoxFuture<'a, Result<(), PlatformError>> {
-        Box::pin(async { Err(PlatformError::Refused("no reactions here")) })
-    }
-}
-
-fn slack_message(original: bool) -> Caller {
-    Caller {
-        adapter: AdapterKind::Slack,
-        connection: "slack".into(),
-        room: "#general".into(),
-        user_id: "U1".into(),
-        user_name: "ada".into(),
-        trusted: true,
-        message_id: Some("1.0".into()),
-        platform: Some(Arc::new(Message { original })),
-    }
-}
-
 fn slack_user() -> Caller {
-    slack_message(true)
-}
-
-fn calls(name: &str, arguments: &str) -> String {
-    json!({
-        "choices": [{
-            "message": {"role": "assistant", "content": null, "tool_calls": [
-                {"id": "c1", "type": "function",
-                 "function": {"name": name, "arguments": arguments}}
-            ]},
-            "finish_reason": "tool_calls",
-        }],
-    })
-    .to_string()
+    crate::github_pr::alice()
 }
 
 /// Everything the provider was sent, as text.
@@ -168,7 +120,11 @@ async fn a_search_is_scoped_to_the_toolsets_repositories() {
     let fixture = Fixture::start().await.expect("fixture");
     fixture.route(
         "/v1/chat/completions",
-        Reply::json(calls("gh__search_code", r#"{"query":"fn main"}"#)),
+        Reply::json(script::chat_tool_call(
+            "c1",
+            "gh__search_code",
+            r#"{"query":"fn main"}"#,
+        )),
     );
     fixture.route(
         "/v1/chat/completions",
@@ -202,7 +158,10 @@ async fn a_read_or_search_of_another_repository_never_reaches_the_server() {
         ),
     ] {
         let fixture = Fixture::start().await.expect("fixture");
-        fixture.route("/v1/chat/completions", Reply::json(calls(tool, arguments)));
+        fixture.route(
+            "/v1/chat/completions",
+            Reply::json(script::chat_tool_call("c1", tool, arguments)),
+        );
         fixture.route(
             "/v1/chat/completions",
             Reply::json(script::chat_completion("could not")),
@@ -217,7 +176,8 @@ async fn a_read_or_search_of_another_repository_never_reaches_the_server() {
     let fixture = Fixture::start().await.expect("fixture");
     fixture.route(
         "/v1/chat/completions",
-        Reply::json(calls(
+        Reply::json(script::chat_tool_call(
+            "c1",
             "gh__get_file_contents",
             r#"{"owner":"your-org","repo":"your-repo","path":"README.md"}"#,
         )),
@@ -241,10 +201,17 @@ async fn an_edited_message_cannot_use_a_github_toolset() {
     let fixture = Fixture::start().await.expect("fixture");
     fixture.route(
         "/v1/chat/completions",
-        Reply::json(calls("gh__search_code", r#"{"query":"fn main"}"#)),
+        Reply::json(script::chat_tool_call(
+            "c1",
+            "gh__search_code",
+            r#"{"query":"fn main"}"#,
+        )),
     );
     let reply = bot(&fixture)
-        .run(&slack_message(false), "ai --toolset gh where is main?")
+        .run(
+            &crate::github_pr::person("U1", None, false),
+            "ai --toolset gh where is main?",
+        )
         .await;
     assert!(
         reply

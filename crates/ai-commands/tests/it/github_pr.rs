@@ -79,7 +79,9 @@ impl Platform for Chat {
     }
 }
 
-fn person(user: &str, thread: Option<&'static str>, original: bool) -> Caller {
+/// A Slack caller in channel `#dev`, in `thread` if any, whose message is `original` or an
+/// edit.
+pub(crate) fn person(user: &str, thread: Option<&'static str>, original: bool) -> Caller {
     Caller {
         adapter: AdapterKind::Slack,
         connection: "slack".into(),
@@ -96,7 +98,7 @@ fn person(user: &str, thread: Option<&'static str>, original: bool) -> Caller {
     }
 }
 
-fn alice() -> Caller {
+pub(crate) fn alice() -> Caller {
     person("U1", None, true)
 }
 
@@ -154,6 +156,14 @@ async fn world(timeout_ms: Option<i64>) -> World {
         ..Setup::default()
     })
     .await
+}
+
+/// A world whose proposal Alice has staged and read every page of, with its ID.
+async fn reviewed(timeout_ms: Option<i64>) -> (World, String) {
+    let w = world(timeout_ms).await;
+    let id = w.propose().await;
+    w.review(&id).await;
+    (w, id)
 }
 
 async fn world_with(setup: Setup) -> World {
@@ -333,19 +343,6 @@ async fn world_with(setup: Setup) -> World {
     }
 }
 
-fn calls(id: &str, name: &str, arguments: &serde_json::Value) -> String {
-    json!({
-        "choices": [{
-            "message": {"role": "assistant", "content": null, "tool_calls": [
-                {"id": id, "type": "function",
-                 "function": {"name": name, "arguments": arguments.to_string()}}
-            ]},
-            "finish_reason": "tool_calls",
-        }],
-    })
-    .to_string()
-}
-
 fn staging(files: serde_json::Value) -> serde_json::Value {
     json!({"owner": "your-org", "repo": "your-repo", "base": "main",
            "title": "Fix the greeting's typo", "body": "Corrects \"helo\".", "files": files})
@@ -371,15 +368,19 @@ impl World {
     fn script(&self, files: serde_json::Value) {
         self.model.route(
             "/v1/chat/completions",
-            Reply::json(calls(
+            Reply::json(script::chat_tool_call(
                 "c1",
                 "github-read__get_file_contents",
-                &json!({"owner": "your-org", "repo": "your-repo", "path": "src/example.clj"}),
+                r#"{"owner":"your-org","repo":"your-repo","path":"src/example.clj"}"#,
             )),
         );
         self.model.route(
             "/v1/chat/completions",
-            Reply::json(calls("c2", "yetibot__stage_changes", &staging(files))),
+            Reply::json(script::chat_tool_call(
+                "c2",
+                "yetibot__stage_changes",
+                &staging(files).to_string(),
+            )),
         );
         self.model.route(
             "/v1/chat/completions",
@@ -434,6 +435,11 @@ impl World {
         pages
     }
 
+    /// Alice approves `id`.
+    async fn approve(&self, id: &str) -> CommandReply {
+        self.run(&alice(), &format!("ai approve {id}")).await
+    }
+
     /// Whether no writer tool was called.
     fn wrote_nothing(&self) -> bool {
         !self
@@ -471,7 +477,7 @@ async fn a_proposal_is_reviewed_approved_and_opened_as_a_draft_pull_request() {
     let staged_reads = w.github.calls();
     assert_eq!(staged_reads[2].1["sha"], base.as_str());
     // Approval before reading every page is refused.
-    let early = w.run(&alice(), &format!("ai approve {id}")).await;
+    let early = w.approve(&id).await;
     refused(&early, "read every page");
     let pages = w.review(&id).await;
     assert!(
@@ -514,7 +520,7 @@ async fn a_proposal_is_reviewed_approved_and_opened_as_a_draft_pull_request() {
         "{made:?}"
     );
     assert!(w.github.pulls().is_empty());
-    let approved = w.run(&alice(), &format!("ai approve {id}")).await;
+    let approved = w.approve(&id).await;
     assert!(approved.error.is_none(), "{approved:?}");
     assert!(
         text(&approved)
@@ -577,18 +583,16 @@ async fn a_proposal_is_reviewed_approved_and_opened_as_a_draft_pull_request() {
         assert!(!events.contains(private), "{private} in {events}");
     }
     // One shot.
-    let again = w.run(&alice(), &format!("ai approve {id}")).await;
+    let again = w.approve(&id).await;
     refused(&again, "already opened");
     assert_eq!(w.github.pulls().len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_or_cancelled_proposal_is_never_executed() {
-    let w = world(None).await;
-    let id = w.propose().await;
-    w.review(&id).await;
+    let (w, id) = reviewed(None).await;
     w.minutes.store(10, Ordering::SeqCst);
-    let late = w.run(&alice(), &format!("ai approve {id}")).await;
+    let late = w.approve(&id).await;
     refused(&late, "no pending proposal");
     assert!(w.wrote_nothing());
     // (The model fixture repeats its last answer, so the next proposal needs a new world.)
@@ -604,7 +608,7 @@ async fn an_expired_or_cancelled_proposal_is_never_executed() {
         "{cancelled:?}"
     );
     w.review(&id).await;
-    let approve = w.run(&alice(), &format!("ai approve {id}")).await;
+    let approve = w.approve(&id).await;
     refused(&approve, "was cancelled");
     assert!(w.wrote_nothing());
     assert!(w.github.rest_requests().is_empty());
@@ -638,20 +642,16 @@ async fn staged_paths_and_credentials_outside_the_policy_are_refused_before_any_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_base_that_moved_stops_execution_before_or_at_the_branch() {
     // Moved after staging: the freshness check stops before any write.
-    let w = world(None).await;
-    let id = w.propose().await;
-    w.review(&id).await;
+    let (w, id) = reviewed(None).await;
     w.github
         .push(REPO, "main", "src/util.clj", "(ns util)\n;; changed\n");
-    let reply = w.run(&alice(), &format!("ai approve {id}")).await;
+    let reply = w.approve(&id).await;
     refused(&reply, "moved since the proposal was staged");
     assert!(w.wrote_nothing());
     // Moved while the branch was created: nothing is pushed.
-    let w = world(None).await;
-    let id = w.propose().await;
-    w.review(&id).await;
+    let (w, id) = reviewed(None).await;
     w.github.fault(Fault::MoveBaseOnCreateBranch);
-    let reply = w.run(&alice(), &format!("ai approve {id}")).await;
+    let reply = w.approve(&id).await;
     let error = reply.error.unwrap_or_default();
     assert!(
         error.contains("stopped at create branch") && error.contains("yetibot/ai-"),
@@ -663,11 +663,9 @@ async fn a_base_that_moved_stops_execution_before_or_at_the_branch() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_forged_parent_or_a_missing_commit_opens_no_pull_request() {
-    let w = world(None).await;
-    let id = w.propose().await;
-    w.review(&id).await;
+    let (w, id) = reviewed(None).await;
     w.github.fault(Fault::ForgedParent);
-    let reply = w.run(&alice(), &format!("ai approve {id}")).await;
+    let reply = w.approve(&id).await;
     let error = reply.error.unwrap_or_default();
     assert!(error.contains("parent is not the approved base"), "{error}");
     assert!(w.github.pulls().is_empty());
@@ -677,11 +675,9 @@ async fn a_forged_parent_or_a_missing_commit_opens_no_pull_request() {
             .contains(&"create_pull_request".to_owned())
     );
 
-    let w = world(None).await;
-    let id = w.propose().await;
-    w.review(&id).await;
+    let (w, id) = reviewed(None).await;
     w.github.fault(Fault::RestNotFound);
-    let reply = w.run(&alice(), &format!("ai approve {id}")).await;
+    let reply = w.approve(&id).await;
     let error = reply.error.unwrap_or_default();
     assert!(
         error.contains("stopped at preflight") && error.contains("404"),
@@ -692,11 +688,9 @@ async fn a_forged_parent_or_a_missing_commit_opens_no_pull_request() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_writer_that_stops_answering_leaves_an_unknown_outcome_and_no_retry() {
-    let w = world(Some(1_000)).await;
-    let id = w.propose().await;
-    w.review(&id).await;
+    let (w, id) = reviewed(Some(1_000)).await;
     w.github.fault(Fault::PushNeverAnswers);
-    let reply = w.run(&alice(), &format!("ai approve {id}")).await;
+    let reply = w.approve(&id).await;
     let error = reply.error.unwrap_or_default();
     assert!(
         error.contains("unknown outcome") && error.contains("stopped at push"),
@@ -714,7 +708,7 @@ async fn a_writer_that_stops_answering_leaves_an_unknown_outcome_and_no_retry() 
     assert!(w.steps().contains(&AuditStep::Unknown));
     let shown = w.run(&alice(), &format!("ai proposal {id}")).await;
     assert!(text(&shown).contains("unknown outcome"), "{shown:?}");
-    let again = w.run(&alice(), &format!("ai approve {id}")).await;
+    let again = w.approve(&id).await;
     assert!(again.error.is_some(), "{again:?}");
     assert_eq!(
         w.github
@@ -984,9 +978,7 @@ async fn what_the_routing_table_excludes_never_reaches_clef() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_approvals_at_once_run_one_execution() {
-    let w = world(None).await;
-    let id = w.propose().await;
-    w.review(&id).await;
+    let (w, id) = reviewed(None).await;
     let line = format!("ai approve {id}");
     let (first, second) = (alice(), alice());
     let (a, b) = tokio::join!(w.run(&first, &line), w.run(&second, &line));
@@ -1070,9 +1062,7 @@ async fn what_the_snapshot_finds_can_refuse_a_staging() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_execution_stopped_midway_is_recorded_as_an_unknown_outcome() {
-    let w = world(Some(120_000)).await;
-    let id = w.propose().await;
-    w.review(&id).await;
+    let (w, id) = reviewed(Some(120_000)).await;
     w.github.fault(Fault::PushNeverAnswers);
     // The conductor's deadline drops the request while the push hangs.
     let line = format!("ai approve {id}");
