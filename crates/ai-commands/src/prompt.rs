@@ -248,13 +248,12 @@ async fn plan<'s>(
         .map_err(|error| Outcome::error(error.to_string()))?;
     // GitHub identity comes from the platform's own event of a new message: an edit, a
     // reaction or a rerun carries the author's ID but not their fresh intent.
-    let original = crate::proposals::is_original(call.runner.caller());
-    if selection.toolset().is_some_and(|t| t.kind.is_github()) && !original {
-        return Err(Outcome::error(
-            "GitHub toolsets take only a new message typed by an allowed user: an edited message, a reaction or a rerun cannot use them",
-        ));
-    }
     if selection.toolset().is_some_and(|t| t.kind.is_github()) {
+        if !crate::proposals::is_original(call.runner.caller()) {
+            return Err(Outcome::error(
+                "GitHub toolsets take only a new message typed by an allowed user: an edited message, a reaction or a rerun cannot use them",
+            ));
+        }
         // Repository contents are private: nothing more of this request reaches the logs.
         yetibot_redaction::private::mark_private();
     }
@@ -600,9 +599,7 @@ async fn answer(services: &AiServices, call: &Call<'_>, mut request: Request<'_>
         publish,
     )
     .await;
-    let staged = request.staging.staged();
     let ran = Ran {
-        staged,
         usage: model.usage,
         cost: model.cost,
         ending: model.ending,
@@ -614,8 +611,6 @@ async fn answer(services: &AiServices, call: &Call<'_>, mut request: Request<'_>
 /// What the loop leaves besides its result: the usage and cost of its turns and the whole
 /// conversation.
 struct Ran {
-    /// The proposal the request staged, if it did.
-    staged: Option<String>,
     usage: UsageSum,
     cost: CostTally,
     ending: Ending,
@@ -635,9 +630,9 @@ fn shape(
         Ok(answer) => {
             let text = request.secrets.redact_text(answer.text.trim());
             let mut text = with_ending(text.into_owned(), ran.ending);
-            if let Some(id) = ran
-                .staged
-                .as_ref()
+            if let Some(id) = request
+                .staging
+                .staged()
                 .filter(|_| request.staging.automatic.is_none())
             {
                 // The host's own word on what was staged, whatever the model wrote.

@@ -18,7 +18,7 @@
 //! nothing more from inside that request is written, at any level and from any crate, so
 //! not even a lifted cap lets its payloads through: the libraries run each request in a
 //! [`request_span`](yetibot_redaction::private::request_span) and mark it
-//! ([`mark_private`](yetibot_redaction::private::mark_private)), and [`PrivateRequests`]
+//! ([`mark_private`](yetibot_redaction::private::mark_private)), and `PrivateRequests`
 //! drops every later event whose span scope holds that request, except the sanitized
 //! proposal audit ([`AUDIT_TARGET`]). Requests running beside it log as before.
 //!
@@ -266,7 +266,7 @@ impl<W: std::io::Write> std::io::Write for Redacted<W> {
 /// audit. The marker itself is never written. Outermost in the stack, so that no other layer
 /// sees a dropped event.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct PrivateRequests;
+struct PrivateRequests;
 
 /// The mark on a private request's span.
 #[derive(Debug)]
@@ -304,7 +304,7 @@ where
 
 /// The subscriber: `filter`, then lines in `format` to `writer` (coloured when `ansi`), with
 /// [`PrivateRequests`] outermost.
-pub fn subscriber<W>(
+fn subscriber<W>(
     format: Format,
     filter: EnvFilter,
     ansi: bool,
@@ -313,32 +313,26 @@ pub fn subscriber<W>(
 where
     W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
 {
-    let filtered = tracing_subscriber::registry().with(filter);
-    match format {
-        Format::Human => Box::new(
-            filtered
-                .with(
-                    tracing_subscriber::fmt::layer()
-                        .with_target(false)
-                        .with_ansi(ansi)
-                        .with_writer(writer),
-                )
-                .with(PrivateRequests),
-        ),
-        Format::Json => Box::new(
-            filtered
-                .with(
-                    tracing_subscriber::fmt::layer()
-                        .json()
-                        // Span fields can be any crate's data; the event's own fields are
-                        // enough.
-                        .with_current_span(false)
-                        .with_span_list(false)
-                        .with_writer(writer),
-                )
-                .with(PrivateRequests),
-        ),
-    }
+    let lines = match format {
+        Format::Human => tracing_subscriber::fmt::layer()
+            .with_target(false)
+            .with_ansi(ansi)
+            .with_writer(writer)
+            .boxed(),
+        Format::Json => tracing_subscriber::fmt::layer()
+            .json()
+            // Span fields can be any crate's data; the event's own fields are enough.
+            .with_current_span(false)
+            .with_span_list(false)
+            .with_writer(writer)
+            .boxed(),
+    };
+    Box::new(
+        tracing_subscriber::registry()
+            .with(filter)
+            .with(lines)
+            .with(PrivateRequests),
+    )
 }
 
 /// Installs the process's subscriber, writing redacted lines to standard error, once the

@@ -3,7 +3,7 @@
 //! `yetibot_pull_requests::Proposals::consent`, and an approval runs the one-shot executor.
 
 use yetibot_command::{Call, Outcome};
-use yetibot_pull_requests::{Consent, State, Verb, describe, execute};
+use yetibot_pull_requests::{Consent, State, Verb, describe};
 
 use crate::proposals::{is_original, requester_of};
 use crate::services::AiServices;
@@ -36,10 +36,7 @@ pub(crate) async fn run(services: &AiServices, call: &Call<'_>, verb: Verb, id: 
         Consent::Refused(why) => return Outcome::error(why),
         Consent::Approved(proposal) => proposal,
     };
-    let executing = super::guard::Executing::new(services, &approved);
-    let state = execute(&services.executor(), &approved).await;
-    executing.settle(state.clone());
-    match state {
+    match super::guard::execute(services, &approved).await {
         State::Opened(url) => Outcome::text(format!(
             "Opened draft pull request {url} for proposal {id} ({} on {}).",
             approved.hash,

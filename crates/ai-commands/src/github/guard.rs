@@ -7,35 +7,34 @@ use yetibot_pull_requests::{AuditEvent, AuditStep, Proposal, State};
 
 use crate::services::AiServices;
 
+/// Executes `proposal` (already marked running) and records its final state, which it
+/// returns. If the future is dropped first, the proposal is settled as an unknown outcome
+/// and audited instead.
+pub(crate) async fn execute(services: &AiServices, proposal: &Proposal) -> State {
+    let guard = Executing {
+        services,
+        proposal,
+        done: false,
+    };
+    let state = yetibot_pull_requests::execute(&services.executor(), proposal).await;
+    guard.settle(state.clone());
+    state
+}
+
 /// An approved proposal being executed.
-pub(crate) struct Executing<'s> {
+struct Executing<'s> {
     services: &'s AiServices,
-    id: String,
-    repository: String,
-    requester: String,
-    branch: Option<String>,
+    proposal: &'s Proposal,
     done: bool,
 }
 
-impl<'s> Executing<'s> {
-    /// Guards the execution of `proposal` (already marked running).
-    pub(crate) fn new(services: &'s AiServices, proposal: &Proposal) -> Self {
-        Self {
-            services,
-            id: proposal.id.clone(),
-            repository: proposal.repository(),
-            requester: proposal.requester.label(),
-            branch: proposal.automatic_branch.clone(),
-            done: false,
-        }
-    }
-
+impl Executing<'_> {
     /// Records the execution's final state.
-    pub(crate) fn settle(mut self, state: State) {
+    fn settle(mut self, state: State) {
         self.done = true;
         self.services
             .proposals
-            .settle(&self.id, state, (self.services.clock)());
+            .settle(&self.proposal.id, state, (self.services.clock)());
     }
 }
 
@@ -44,24 +43,24 @@ impl Drop for Executing<'_> {
         if self.done {
             return;
         }
-        let place = match &self.branch {
+        let place = match &self.proposal.automatic_branch {
             Some(branch) => format!("branch {branch}"),
             None => "its branches named with the toolset's prefix".to_owned(),
         };
         let text = format!(
             "was stopped while it ran (the request was cancelled or ran out of time); nothing after that point ran and nothing is retried. Inspect {} for {place}.",
-            self.repository
+            self.proposal.repository()
         );
-        self.services
-            .proposals
-            .settle(&self.id, State::Unknown(text), (self.services.clock)());
-        self.services.audit(&AuditEvent {
-            proposal: self.id.clone(),
-            step: AuditStep::Unknown,
-            repository: self.repository.clone(),
-            requester: self.requester.clone(),
-            detail: "interrupted while executing".to_owned(),
-        });
+        self.services.proposals.settle(
+            &self.proposal.id,
+            State::Unknown(text),
+            (self.services.clock)(),
+        );
+        self.services.audit(&AuditEvent::of(
+            self.proposal,
+            AuditStep::Unknown,
+            "interrupted while executing",
+        ));
     }
 }
 

@@ -17,8 +17,7 @@ use crate::proposals::{AutomaticStaging, Routing, is_original, requester_of};
 use crate::services::AiServices;
 use yetibot_pull_requests::limits::DEFAULT_BRANCH_PREFIX;
 use yetibot_pull_requests::{
-    Begin, Receipt, State, automatic_branch, decision, execute, intent_questions,
-    named_repositories,
+    Begin, Receipt, State, automatic_branch, decision, intent_questions, named_repositories,
 };
 
 /// Automatic code work for one message.
@@ -229,12 +228,11 @@ pub(crate) async fn complete(
     match (staged, answered) {
         (None, _) => "No change was staged, so nothing was pushed.".to_owned(),
         (Some(id), false) => {
-            let now = (services.clock)();
-            services.proposals.with(&id, now, |p| {
-                p.state = State::Failed(
-                    "the request failed after staging; nothing was pushed".to_owned(),
-                );
-            });
+            services.proposals.settle(
+                &id,
+                State::Failed("the request failed after staging; nothing was pushed".to_owned()),
+                (services.clock)(),
+            );
             "The request failed after the change was staged, so nothing was pushed.".to_owned()
         }
         (Some(id), true) => run_staged(services, &id).await,
@@ -252,10 +250,7 @@ async fn run_staged(services: &AiServices, id: &str) -> String {
     let Some(Some(proposal)) = taken else {
         return "The staged change could not be found, so nothing was pushed.".to_owned();
     };
-    let executing = super::guard::Executing::new(services, &proposal);
-    let state = execute(&services.executor(), &proposal).await;
-    executing.settle(state.clone());
-    match state {
+    match super::guard::execute(services, &proposal).await {
         State::Opened(url) => format!(
             "Opened draft pull request {url} ({}, automatic; review it on GitHub before merging).",
             proposal.hash

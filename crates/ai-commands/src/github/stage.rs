@@ -91,9 +91,11 @@ pub(crate) async fn run(tool: Request<'_>, arguments: &str) -> Execution {
         );
     };
     if let Some(automatic) = &tool.staging.automatic
-        && !automatic
-            .repository
-            .eq_ignore_ascii_case(&format!("{}/{}", staging.owner, staging.repo))
+        && !yetibot_tool_policy::is_listed_repository(
+            std::slice::from_ref(&automatic.repository),
+            &staging.owner,
+            &staging.repo,
+        )
     {
         return Execution::ToolError(
             "this request may change only the repository it names".to_owned(),
