@@ -388,15 +388,20 @@ impl World {
         );
     }
 
+    /// Alice asks for a fix under `github-pr`, and the model stages `files`.
+    async fn stage(&self, files: serde_json::Value) -> CommandReply {
+        self.script(files);
+        self.run(
+            &alice(),
+            "ai --toolset github-pr In your-org/your-repo, fix the typo in src/example.clj and propose a draft PR.",
+        )
+        .await
+    }
+
     /// Asks for the fix and returns the staged proposal's ID.
     async fn propose(&self) -> String {
-        self.script(json!([{"path": "src/example.clj", "content": AFTER}]));
         let reply = self
-            .bot
-            .run(
-                &alice(),
-                "ai --toolset github-pr In your-org/your-repo, fix the typo in src/example.clj and propose a draft PR.",
-            )
+            .stage(json!([{"path": "src/example.clj", "content": AFTER}]))
             .await;
         let shown = text(&reply);
         assert!(reply.error.is_none(), "{reply:?}");
@@ -623,13 +628,7 @@ async fn staged_paths_and_credentials_outside_the_policy_are_refused_before_any_
         json!([{"path": "src/example.clj", "content": format!("(def token \"{WRITE_TOKEN}\")\n")}]),
     ] {
         let w = world(None).await;
-        w.script(files.clone());
-        let reply = w
-            .run(
-                &alice(),
-                "ai --toolset github-pr fix src/example.clj in your-org/your-repo",
-            )
-            .await;
+        let reply = w.stage(files.clone()).await;
         assert!(!text(&reply).contains("is staged"), "{files}: {reply:?}");
         let shown = format!("{reply:?}");
         assert!(shown.contains("yetibot/stage_changes: refused"), "{shown}");
@@ -1039,12 +1038,8 @@ async fn what_the_snapshot_finds_can_refuse_a_staging() {
     for (path, prepare, expected) in cases {
         let w = world(None).await;
         prepare(&w.github);
-        w.script(json!([{"path": path, "content": "(ns changed)\n"}]));
         let reply = w
-            .run(
-                &alice(),
-                "ai --toolset github-pr change it in your-org/your-repo",
-            )
+            .stage(json!([{"path": path, "content": "(ns changed)\n"}]))
             .await;
         assert!(!text(&reply).contains("is staged"), "{path}: {reply:?}");
         let sent = w

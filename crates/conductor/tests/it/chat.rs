@@ -471,25 +471,33 @@ async fn a_commands_platform_has_its_messages_attachments_and_a_rerun_keeps_them
     let expected = "cats.png token, meme.jpg none, stray none";
     assert_eq!(texts(&outbox, Role::Answer), [expected]);
     // Run again reads the same attachments.
-    let (answer_id, answer) = outbox.of_role(Role::Answer).remove(0);
-    let token = token_of(&answer, Action::RunAgain);
-    bot.handle(incoming(
-        press("U1", &answer_id, Action::RunAgain, &token),
-        &outbox,
-    ))
-    .await;
-    let notices = outbox.of_role(Role::Notice);
-    let (card_id, card) = notices.last().cloned().expect("a card");
-    let confirm = token_of(&card, Action::ConfirmRerun);
-    bot.handle(incoming(
-        press("U1", &card_id, Action::ConfirmRerun, &confirm),
-        &outbox,
-    ))
-    .await;
+    rerun(&bot, &outbox).await;
     assert_eq!(texts(&outbox, Role::Answer), [expected]);
     // A message without attachments has none, and no token for anything.
     bot.handle(incoming(message("m2", "!files"), &outbox)).await;
     assert!(texts(&outbox, Role::Answer).contains(&"stray none".to_owned()));
+}
+
+/// U1 presses Run again on the first answer and confirms the card.
+async fn rerun(bot: &Conductor, outbox: &Arc<Memory>) {
+    let (answer_id, answer) = outbox.of_role(Role::Answer).remove(0);
+    let token = token_of(&answer, Action::RunAgain);
+    bot.handle(incoming(
+        press("U1", &answer_id, Action::RunAgain, &token),
+        outbox,
+    ))
+    .await;
+    let (card_id, card) = outbox
+        .of_role(Role::Notice)
+        .last()
+        .cloned()
+        .expect("a card");
+    let confirm = token_of(&card, Action::ConfirmRerun);
+    bot.handle(incoming(
+        press("U1", &card_id, Action::ConfirmRerun, &confirm),
+        outbox,
+    ))
+    .await;
 }
 
 /// Only a message's first run is a new message: its edit and a confirmed rerun (of a
@@ -501,24 +509,7 @@ async fn only_a_messages_first_run_is_an_original_message() {
     let bot = conductor(interpreter(&Gates::new(), None));
     bot.handle(incoming(message("m1", "!fresh"), &outbox)).await;
     assert_eq!(texts(&outbox, Role::Answer), ["original=true"]);
-    let (answer_id, answer) = outbox.of_role(Role::Answer).remove(0);
-    let token = token_of(&answer, Action::RunAgain);
-    bot.handle(incoming(
-        press("U1", &answer_id, Action::RunAgain, &token),
-        &outbox,
-    ))
-    .await;
-    let (card_id, card) = outbox
-        .of_role(Role::Notice)
-        .last()
-        .cloned()
-        .expect("a card");
-    let confirm = token_of(&card, Action::ConfirmRerun);
-    bot.handle(incoming(
-        press("U1", &card_id, Action::ConfirmRerun, &confirm),
-        &outbox,
-    ))
-    .await;
+    rerun(&bot, &outbox).await;
     assert_eq!(texts(&outbox, Role::Answer), ["original=false"]);
     bot.handle(incoming(edited("m1", 1, "!fresh"), &outbox))
         .await;
