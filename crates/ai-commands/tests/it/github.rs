@@ -6,14 +6,12 @@ use std::sync::Arc;
 
 use provider_fixture::{Fixture, Reply, script};
 use yetibot_ai_commands::AiServices;
-use yetibot_ai_providers::{Client, ClientOptions, ProviderConfig, ProviderSet};
+use yetibot_ai_providers::{Client, ClientOptions};
 use yetibot_command::{Caller, Interpreter, Settings, builtins};
 use yetibot_history::MemoryAliases;
 use yetibot_json_util::SplitMix64;
 use yetibot_mcp_host::{Host, HostOptions, ServerConfig, ServerSet};
-use yetibot_tool_policy::{
-    KnownNames, PolicyConfig, ProviderModelsConfig, ServerRefConfig, ToolPolicy, ToolsetConfig,
-};
+use yetibot_tool_policy::{KnownNames, ProviderModelsConfig, ServerRefConfig, ToolsetConfig};
 
 fn fixture_binary() -> String {
     static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
@@ -64,25 +62,8 @@ fn bot(fixture: &Fixture) -> Interpreter {
         with_github_api_token: Vec::new(),
         native_tools: &natives,
     };
-    let policy = ToolPolicy::from_config(
-        &PolicyConfig {
-            toolsets: &toolsets,
-            default_toolset: None,
-            max_tool_calls: None,
-        },
-        &known,
-    )
-    .expect("a valid policy");
-    let providers = ProviderSet::from_config(
-        None,
-        &[ProviderConfig {
-            name: Some("local".into()),
-            url: Some(fixture.url("/v1")),
-            model: Some("m1".into()),
-            ..ProviderConfig::default()
-        }],
-    )
-    .expect("providers");
+    let policy = crate::policy(&toolsets, &known);
+    let providers = crate::local_provider(fixture.url("/v1"));
     let services = AiServices::new(
         Client::new(ClientOptions::default()).expect("client"),
         providers,

@@ -14,7 +14,7 @@ use mcp_fixture::github::{FakeGithub, Fault};
 use provider_fixture::{Fixture, Reply, script};
 use serde_json::json;
 use yetibot_ai_commands::{AiServices, AuditEvent, AuditStep, IntentRouter};
-use yetibot_ai_providers::{Client, ClientOptions, ProviderConfig, ProviderSet, WorkersAccount};
+use yetibot_ai_providers::{Client, ClientOptions, WorkersAccount};
 use yetibot_command::{
     Caller, Interpreter, Platform, PlatformError, Reply as CommandReply, Settings, ThreadError,
     ThreadMessage, ThreadSource, builtins,
@@ -24,9 +24,7 @@ use yetibot_history::MemoryAliases;
 use yetibot_json_util::SplitMix64;
 use yetibot_mcp_host::{Host, HostOptions, ServerConfig, ServerSet};
 use yetibot_redaction::{Secret, Secrets};
-use yetibot_tool_policy::{
-    KnownNames, PolicyConfig, ProviderModelsConfig, ServerRefConfig, ToolPolicy, ToolsetConfig,
-};
+use yetibot_tool_policy::{KnownNames, ProviderModelsConfig, ServerRefConfig, ToolsetConfig};
 
 const REPO: &str = "your-org/your-repo";
 const READ_TOKEN: &str = "github-read-token-canary-0001";
@@ -266,25 +264,8 @@ async fn world_with(setup: Setup) -> World {
         with_github_api_token: vec!["github-read"],
         native_tools: &natives,
     };
-    let policy = ToolPolicy::from_config(
-        &PolicyConfig {
-            toolsets: &toolsets,
-            default_toolset: None,
-            max_tool_calls: None,
-        },
-        &known,
-    )
-    .expect("a valid policy");
-    let providers = ProviderSet::from_config(
-        None,
-        &[ProviderConfig {
-            name: Some("local".into()),
-            url: Some(model.url("/v1")),
-            model: Some("m1".into()),
-            ..ProviderConfig::default()
-        }],
-    )
-    .expect("providers");
+    let policy = crate::policy(&toolsets, &known);
+    let providers = crate::local_provider(model.url("/v1"));
     let secrets = Secrets::new([READ_TOKEN, WRITE_TOKEN, CF_TOKEN]).expect("secrets");
     let minutes = Arc::new(AtomicU64::new(0));
     let start = tokio::time::Instant::now();
